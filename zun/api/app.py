@@ -1,0 +1,155 @@
+"""The WSGI application: request id, context, microversion, routing, errors, in that order.
+
+Authentication wraps it (:mod:`zun.api.auth`), so the precedence of failures is the original's:
+401, then a bad version header (406), then routing (404/405), then the handler's own checks
+(version window 406, content type 415, schema 400, policy 403, lookup 404, state 409).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import pkgutil
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import webob
+
+from zun.api import auth, errors, microversion, routing
+from zun.api.errors import HTTPError
+from zun.api.request import ApiRequest
+from zun.common import log as zun_log
+from zun.common import policy
+from zun.common.context import RequestContext
+
+LOG = logging.getLogger(__name__)
+
+_HANDLERS_LOADED = False
+
+
+def load_handlers() -> None:
+    """Import every module of zun.api.handlers, which registers its routes."""
+    global _HANDLERS_LOADED
+    if _HANDLERS_LOADED:
+        return
+    import zun.api.handlers as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{info.name}")
+    _HANDLERS_LOADED = True
+
+
+def build_context(req: webob.Request, request_id: str) -> RequestContext:
+    """The one place a request's identity becomes a context."""
+    headers = req.headers
+    roles = [r.strip() for r in headers.get("X-Roles", "").split(",") if r.strip()]
+    ctx = RequestContext(
+        auth_token=headers.get("X-Auth-Token"),
+        user_id=headers.get("X-User-Id"),
+        project_id=headers.get("X-Project-Id"),
+        user_name=headers.get("X-User-Name"),
+        project_name=headers.get("X-Project-Name"),
+        user_domain_id=headers.get("X-User-Domain-Id"),
+        user_domain_name=headers.get("X-User-Domain-Name"),
+        roles=roles,
+        request_id=request_id,
+        is_admin=False,
+        overwrite=False,
+    )
+    ctx.is_admin = policy.check_is_admin(ctx)
+    return ctx
+
+
+class ZunApp:
+    def __init__(self) -> None:
+        load_handlers()
+        self.router = routing.Router(routing.registered_routes())
+
+    def __call__(self, environ: dict[str, Any],
+                 start_response: Callable[..., Any]) -> Iterable[bytes]:
+        started = time.monotonic()
+        request_id = "req-" + str(uuid.uuid4())
+        token = zun_log.REQUEST_ID.set(request_id)
+        req = ApiRequest(environ)
+        req.request_id = request_id
+        try:
+            resp = self.dispatch(req)
+            resp.headers["x-openstack-request-id"] = request_id
+            LOG.info("%s %s -> %s (%.1f ms)", req.method, req.path_qs, resp.status_code,
+                     (time.monotonic() - started) * 1000)
+            return resp(environ, start_response)
+        finally:
+            zun_log.REQUEST_ID.reset(token)
+
+    def dispatch(self, req: ApiRequest) -> webob.Response:
+        path = routing.normalise_path(req.path_info)
+        versioned = path != "/"
+        version_headers: list[tuple[str, str]] = []
+        try:
+            if versioned:
+                req.version = microversion.parse_header(req.headers.get(microversion.HEADER))
+                version_headers = microversion.response_headers(req.version)
+            else:
+                req.version = microversion.MIN_VERSION
+            req.context = build_context(req, req.request_id)
+            resp = self.route(req, path)
+        except HTTPError as exc:
+            resp = self.http_error(req, exc)
+            if not exc.version_headers:
+                version_headers = []
+        except microversion.VersionError as exc:
+            extra = None
+            if exc.unsupported:
+                extra = {"min_version": str(microversion.MIN_VERSION),
+                         "max_version": str(microversion.MAX_VERSION)}
+            resp = self.http_error(req, HTTPError(406, exc.detail, extra=extra))
+            version_headers = [
+                (microversion.MIN_HEADER, f"container {microversion.MIN_VERSION}"),
+                (microversion.MAX_HEADER, f"container {microversion.MAX_VERSION}")]
+        except Exception as exc:  # every failure gets Zun's error shape
+            status, body = errors.to_error(exc, req.request_id)
+            resp = webob.Response(status=status, content_type="application/json",
+                                  charset=None, body=body)
+        for name, value in version_headers:
+            resp.headers[name] = value
+        if req.method == "HEAD":
+            resp.body = b""
+        return resp
+
+    def route(self, req: ApiRequest, path: str) -> webob.Response:
+        found = self.router.match(path)
+        if found is None:
+            raise HTTPError(404, f"The resource could not be found: {req.path_info}")
+        entry, params = found
+        candidates = entry.by_method.get(req.method)
+        if not candidates:
+            if entry.is_custom_action:
+                raise HTTPError(404, f"The resource could not be found: {req.path_info}")
+            allow = ", ".join(sorted(entry.by_method))
+            raise HTTPError(405, f"The method {req.method} is not allowed for this resource.",
+                            headers=[("Allow", allow)])
+        for candidate in candidates:
+            if not candidate.versioned or candidate.accepts(req.version):
+                result = candidate.handler(req, **params)
+                if not isinstance(result, webob.Response):
+                    raise TypeError(f"{candidate.handler.__qualname__} returned "
+                                    f"{type(result).__name__}, not a response")
+                return result
+        raise HTTPError(406, f"Version {req.version} was requested but the requested API is "
+                             "not supported for this version.")
+
+    @staticmethod
+    def http_error(req: ApiRequest, exc: HTTPError) -> webob.Response:
+        body = errors.plain_error(req.request_id, exc.status, exc.detail, exc.extra)
+        resp = webob.Response(status=exc.status, content_type="application/json",
+                              charset=None, body=body)
+        for name, value in exc.headers:
+            resp.headers[name] = value
+        return resp
+
+
+def build_app(auth_strategy: str | None = None) -> Callable[..., Iterable[bytes]]:
+    """The full WSGI pipeline: authentication around the Zun application."""
+    return auth.wrap(ZunApp(), auth_strategy)

@@ -1,0 +1,37 @@
+"""Logging to stderr with the request id on every line.
+
+The id is kept in a context variable: the API sets it per request, the node per RPC message,
+so a line about one request can be found in every process it went through.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import sys
+
+REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
+
+FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s [%(request_id)s] %(message)s"
+
+
+class RequestIdFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = REQUEST_ID.get()
+        return True
+
+
+def setup(debug: bool = False, stream=None) -> None:
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if getattr(handler, "_zun", False):
+            root.removeHandler(handler)
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler._zun = True  # type: ignore[attr-defined]
+    handler.addFilter(RequestIdFilter())
+    handler.setFormatter(logging.Formatter(FORMAT))
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if debug else logging.INFO)
+    for noisy in ("oslo_policy", "stevedore", "urllib3", "docker", "amqp", "kombu",
+                  "oslo_messaging", "waitress"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -1,0 +1,1 @@
+"""Running the processes: components with start/stop, signals, the state-directory lock."""
