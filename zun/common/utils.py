@@ -1,0 +1,238 @@
+"""Small pure helpers shared by the API and the nodes.
+
+Each function here reproduces the original's observable behaviour (messages included) and is
+driven by ``shared/reference/vectors.json`` in ``tests/unit/common``.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from oslo_utils import strutils
+
+from zun.common import consts, exception
+from zun.image import reference
+
+_UNSET: Any = object()
+
+
+def conf_value(group: str | None, name: str, default: Any) -> Any:
+    """Read ``[group]/name`` from ``zun.conf.CONF``, or ``default`` when it is not registered.
+
+    The option groups are owned by ``zun.conf``; reading through here keeps this module usable
+    (and its defaults identical to Zun's) whether or not a given option is registered yet.
+    """
+    try:
+        from oslo_config import cfg
+
+        from zun.conf import CONF  # type: ignore[attr-defined]
+    except ImportError:
+        return default
+    try:
+        section = CONF if group in (None, "DEFAULT") else getattr(CONF, group)
+        return getattr(section, name)
+    except (cfg.Error, AttributeError):
+        return default
+
+
+# Container statuses in which each action is allowed.
+VALID_STATES: dict[str, list[str]] = {
+    "add_security_group": [consts.CREATED, consts.RUNNING, consts.STOPPED, consts.PAUSED],
+    "attach": [consts.RUNNING],
+    "commit": [consts.RUNNING, consts.STOPPED, consts.PAUSED],
+    "delete": [consts.CREATED, consts.ERROR, consts.STOPPED, consts.DELETED, consts.DEAD],
+    "delete_after_stop": [consts.RUNNING, consts.CREATED, consts.ERROR, consts.STOPPED,
+                          consts.DELETED, consts.DEAD],
+    "delete_force": [consts.CREATED, consts.CREATING, consts.ERROR, consts.RUNNING,
+                     consts.STOPPED, consts.UNKNOWN, consts.DELETED, consts.DEAD,
+                     consts.RESTARTING, consts.REBUILDING, consts.DELETING],
+    "execute": [consts.RUNNING],
+    "execute_resize": [consts.RUNNING],
+    "get_archive": [consts.CREATED, consts.PAUSED, consts.RUNNING, consts.STOPPED],
+    "kill": [consts.RUNNING],
+    "logs": [consts.CREATED, consts.ERROR, consts.PAUSED, consts.RUNNING, consts.STOPPED,
+             consts.UNKNOWN],
+    "pause": [consts.RUNNING],
+    "put_archive": [consts.CREATED, consts.PAUSED, consts.RUNNING, consts.STOPPED],
+    "reboot": [consts.CREATED, consts.RUNNING, consts.STOPPED, consts.ERROR],
+    "rebuild": [consts.CREATED, consts.RUNNING, consts.STOPPED, consts.ERROR],
+    "remove_security_group": [consts.CREATED, consts.RUNNING, consts.STOPPED, consts.PAUSED],
+    "resize": [consts.RUNNING],
+    "resize_container": [consts.CREATED, consts.RUNNING, consts.STOPPED, consts.PAUSED],
+    "start": [consts.CREATED, consts.STOPPED, consts.ERROR],
+    "stats": [consts.RUNNING],
+    "stop": [consts.RUNNING],
+    "top": [consts.RUNNING],
+    "unpause": [consts.PAUSED],
+    "update": [consts.CREATED, consts.RUNNING, consts.STOPPED, consts.PAUSED],
+}
+
+
+def validate_container_state(container: Any, action: str) -> None:
+    """Raise 409 InvalidStateException unless ``container.status`` allows ``action``.
+
+    ``container`` is anything with ``uuid`` and ``status`` attributes (a DB row, an object).
+    An unknown ``action`` is a programming error and raises KeyError.
+    """
+    if container.status not in VALID_STATES[action]:
+        raise exception.InvalidStateException(
+            id=container.uuid, action=action, actual_state=container.status)
+
+
+def check_for_restart_policy(container_dict: dict[str, Any]) -> None:
+    """Validate and normalise ``container_dict['restart_policy']`` in place.
+
+    ``MaximumRetryCount`` defaults to ``'0'``, is forced to ``'0'`` for ``no`` and must be 0
+    for ``always`` and ``unless-stopped``. A non-integer count for ``on-failure`` raises
+    ValueError, as in Zun (the API schema rejects it before).
+    """
+    policy = container_dict.get("restart_policy")
+    if not policy:
+        return
+    name = policy.get("Name")
+    if name == "no":
+        policy["MaximumRetryCount"] = "0"
+    elif name in ("always", "unless-stopped"):
+        count = policy.setdefault("MaximumRetryCount", "0")
+        if int(count) != 0:
+            raise exception.InvalidValue(
+                message=f"maximum retry count not valid with restart policy of {name}")
+    elif name == "on-failure":
+        int(policy.setdefault("MaximumRetryCount", "0"))
+
+
+def build_exposed_ports(ports: dict[str, Any]) -> dict[str, Any]:
+    """Normalise ``{'port[/proto]': value}`` to ``{'port/proto': value}`` (tcp by default)."""
+    exposed: dict[str, Any] = {}
+    for key, value in ports.items():
+        parts = key.split("/")
+        if len(parts) == 1:
+            port, protocol = parts[0], "tcp"
+        elif len(parts) == 2:
+            port, protocol = parts
+        else:
+            raise exception.InvalidValue(message=f"value {key} is invalid as publish port.")
+        if protocol not in ("tcp", "udp"):
+            raise exception.InvalidValue(message=f"value {protocol} is an invalid protocol")
+        try:
+            int(port)
+        except ValueError:
+            raise exception.InvalidValue(
+                message=f"value {port} is invalid as publish port.") from None
+        exposed[f"{port}/{protocol}"] = value
+    return exposed
+
+
+def _utcnow() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+
+
+def format_status_detail(status_time: str, now: datetime.datetime | None = None) -> str | None:
+    """Age of a Docker timestamp in its largest unit: ``'3 days'``, ``'15 mins'``...
+
+    ``''`` for Docker's zero time (never happened), None for an unparsable value or an age of
+    zero. Sub-second digits are ignored; a time in the future gives ``'-1 days'`` as in Zun.
+    ``now`` is naive UTC (defaults to the current time).
+    """
+    try:
+        when = datetime.datetime.strptime(status_time[:19], "%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        return None
+    if when == datetime.datetime(1, 1, 1):
+        return ""
+    delta = (now or _utcnow()) - when
+    if delta.days != 0:
+        return f"{delta.days} days"
+    hours, rest = divmod(delta.seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if hours:
+        return f"{hours} hours"
+    if minutes:
+        return f"{minutes} mins"
+    if seconds:
+        return f"{seconds} seconds"
+    return None
+
+
+def get_image_pull_policy(image_pull_policy: str | None, image_tag: str | None) -> str:
+    """The policy to apply: the given one, else ``always`` whatever the tag."""
+    return image_pull_policy or consts.DEFAULT_IMAGE_PULL_POLICY
+
+
+def should_pull_image(image_pull_policy: str | None, present: bool) -> bool:
+    """Whether to pull: ``always`` yes, ``ifnotpresent`` when absent, anything else no.
+
+    Only the lower-case spellings count, as on Zun's nodes.
+    """
+    if image_pull_policy == consts.IMAGE_PULL_POLICY_ALWAYS:
+        return True
+    if image_pull_policy == consts.IMAGE_PULL_POLICY_IFNOTPRESENT:
+        return not present
+    return False
+
+
+def is_all_projects(search_opts: dict[str, Any]) -> bool:
+    """Strict boolean of ``search_opts['all_projects']``; absent or empty is False."""
+    value = search_opts.get("all_projects")
+    if not value:
+        return False
+    if isinstance(value, bool):
+        return value
+    try:
+        return strutils.bool_from_string(value, strict=True)
+    except ValueError:
+        valid = ", ".join(strutils.TRUE_STRINGS + strutils.FALSE_STRINGS)
+        raise exception.InvalidValue(
+            message=f"Valid all_projects values are: {valid}") from None
+
+
+def validate_limit(limit: int | str | None, max_limit: int | None = None) -> int:
+    """A page size: positive, capped by ``[api]/max_limit`` (1000), which is also the default."""
+    if max_limit is None:
+        max_limit = int(conf_value("api", "max_limit", 1000))
+    if limit is None:
+        return max_limit
+    try:
+        value = int(limit)
+    except (TypeError, ValueError):
+        value = 0
+    if value <= 0:
+        raise exception.InvalidValue(message="Limit must be positive integer")
+    return min(value, max_limit)
+
+
+def validate_sort_dir(sort_dir: str) -> str:
+    if sort_dir not in ("asc", "desc"):
+        raise exception.InvalidValue(
+            message=f"Invalid sort direction: {sort_dir}. "
+            "Acceptable values are 'asc' or 'desc'")
+    return sort_dir
+
+
+def parse_image_name(image: str, driver: str | None = None, registry: Any = None,
+                     default_registry: str | None = _UNSET) -> tuple[str, str]:
+    """``(repo, tag)`` of an image reference, as the node pulls it.
+
+    Glance images get an empty tag. Otherwise the tag defaults to ``latest``, the digest is
+    dropped, and a name without a domain is prefixed with the registry's domain (``registry``:
+    an object with ``domain`` or the domain string), else ``[docker]/default_registry``
+    (``default_registry`` overrides the option). Invalid references raise
+    :class:`exception.InvalidReference` subclasses.
+    """
+    parsed = reference.parse(image)
+    repo = parsed.name
+    if driver is None:
+        driver = conf_value(None, "default_image_driver", consts.IMAGE_DRIVER_DOCKER)
+    if driver == consts.IMAGE_DRIVER_GLANCE:
+        return repo, ""
+    tag = parsed.tag or "latest"
+    domain, _ = parsed.split_hostname()
+    if not domain:
+        registry_domain = getattr(registry, "domain", registry)
+        if default_registry is _UNSET:
+            default_registry = conf_value("docker", "default_registry", None)
+        prefix = registry_domain or default_registry
+        if prefix:
+            repo = f"{prefix}/{repo}"
+    return repo, tag
