@@ -34,7 +34,8 @@ _REGISTRY: list[Route] = []
 
 
 def route(method: str, path: str, min_version: str | None = None,
-          max_version: str | None = None, *, versioned: bool = True) -> Callable[[Handler], Handler]:
+          max_version: str | None = None, *,
+          versioned: bool = True) -> Callable[[Handler], Handler]:
     """Register the decorated function as the handler of ``method path`` for a version window."""
     low = Version.parse(min_version) if min_version else MIN_VERSION
     high = Version.parse(max_version) if max_version else MAX_VERSION

@@ -23,9 +23,9 @@ class RequestIdFilter(logging.Filter):
 
 def setup(debug: bool = False, stream=None) -> None:
     root = logging.getLogger()
+    # Libraries (or an earlier call) may have installed handlers: one format, one stream.
     for handler in list(root.handlers):
-        if getattr(handler, "_zun", False):
-            root.removeHandler(handler)
+        root.removeHandler(handler)
     handler = logging.StreamHandler(stream or sys.stderr)
     handler._zun = True  # type: ignore[attr-defined]
     handler.addFilter(RequestIdFilter())

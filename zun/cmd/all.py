@@ -1,0 +1,108 @@
+"""zun-all: the embedded default, API + compute agent + console proxy in one process.
+
+SQLite under a state directory, an in-process message transport, no Keystone (identity from
+headers, or a default admin), the local Docker engine. Needs no configuration file; a
+``--config-file`` still works and wins over these defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from zun.cmd import common
+from zun.conf import CONF
+from zun.service import runner
+from zun.service.state_lock import StateDirLocked, StateLock
+
+LOG = logging.getLogger("zun.cmd.all")
+
+DEFAULT_STATE_DIR = "/var/lib/zun"
+
+
+def _parse_own_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    parser = argparse.ArgumentParser(prog="zun-all", add_help=False)
+    parser.add_argument("--state-dir", default=None,
+                        help=f"where the database and volumes live (default {DEFAULT_STATE_DIR})")
+    parser.add_argument("--port", type=int, default=None, help="API port (default 9517)")
+    parser.add_argument("--bind", default=None, help="API address (default 127.0.0.1)")
+    return parser.parse_known_args(argv)
+
+
+def apply_embedded_defaults(state_dir: Path) -> None:
+    # oslo.messaging registers transport_url lazily; register it now to give it a default.
+    from oslo_messaging import opts as messaging_opts
+
+    for group, opts in messaging_opts.list_opts():
+        if group in (None, "DEFAULT"):
+            CONF.register_opts(opts)
+    CONF.set_default("state_path", str(state_dir))
+    CONF.set_default("connection", f"sqlite:///{state_dir / 'zun.sqlite'}", group="database")
+    CONF.set_default("transport_url", "fake://")
+    CONF.set_default("auth_strategy", "noauth", group="api")
+    CONF.set_default("host_ip", "127.0.0.1", group="api")
+    CONF.set_default("driver", "docker", group="network")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv if argv is None else argv)
+    own, rest = _parse_own_args(argv[1:])
+    state_dir = Path(own.state_dir or DEFAULT_STATE_DIR).resolve()
+    apply_embedded_defaults(state_dir)
+    common.prepare([argv[0], *rest], default_config_files=[], prog="zun-all")
+    if own.port is not None:
+        CONF.set_override("port", own.port, group="api")
+    if own.bind is not None:
+        CONF.set_override("host_ip", own.bind, group="api")
+
+    lock = StateLock(state_dir)
+    try:
+        lock.acquire()
+    except StateDirLocked as exc:
+        print(f"zun-all: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return _run(state_dir)
+    finally:
+        lock.release()
+
+
+def _run(state_dir: Path) -> int:
+    from zun.api.app import build_app
+    from zun.common import rpc
+    from zun.compute.agent import ComputeAgent
+    from zun.db import engine, migration
+    from zun.service.api_server import ApiServer
+
+    LOG.info("Embedded mode: state directory %s", state_dir)
+    engine.configure()
+    migration.upgrade("head")
+    rpc.init(CONF)
+    components: list[runner.Component] = [ComputeAgent(common.hostname())]
+    components.append(ApiServer(build_app(), CONF.api.host_ip, CONF.api.port,
+                                threads=max(4, CONF.api.workers or 8)))
+    proxy = _console_proxy()
+    if proxy is not None:
+        components.append(proxy)
+
+    def _cleanup() -> None:
+        rpc.cleanup()
+        engine.dispose()
+
+    return runner.run(components, on_exit=_cleanup,
+                      ready=lambda: LOG.info("zun-all ready on http://%s:%s",
+                                             CONF.api.host_ip, CONF.api.port))
+
+
+def _console_proxy() -> runner.Component | None:
+    try:
+        from zun.console.server import ConsoleProxy
+    except ModuleNotFoundError:
+        return None
+    return ConsoleProxy.from_conf()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
