@@ -7,7 +7,6 @@ for out-of-range values).
 
 from __future__ import annotations
 
-import re
 from typing import NamedTuple
 
 SERVICE_TYPE = "container"
@@ -76,7 +75,7 @@ class Version(NamedTuple):
 MIN_VERSION = Version.parse(HISTORY[0][0])
 MAX_VERSION = Version.parse(HISTORY[-1][0])
 
-_NUMBER = re.compile(r"^(\d+)\.(\d+)$")
+_RANGE = f"[{SERVICE_TYPE} {MIN_VERSION}, {SERVICE_TYPE} {MAX_VERSION}]"
 
 
 class VersionError(Exception):
@@ -89,24 +88,38 @@ class VersionError(Exception):
 
 
 def parse_header(value: str | None) -> Version:
-    """The effective version of a request, from its header value (None when absent)."""
+    """The effective version of a request, from its header value (None when absent).
+
+    The order of the checks is the original's: two tokens, then ``latest`` (whatever the service
+    type), then the service type, then ``<int>.<int>`` (``int()`` semantics, so ``01.5`` and
+    ``1.+5`` are 1.5), then the range.
+    """
     if value is None:
         return MIN_VERSION
     tokens = value.split()
-    if len(tokens) != 2 or tokens[0] != SERVICE_TYPE:
+    if len(tokens) != 2:
         raise VersionError("Invalid service type for OpenStack-API-Version header")
-    number = tokens[1]
+    service, number = tokens
     if number.lower() == "latest":
         return MAX_VERSION
-    match = _NUMBER.match(number)
-    if not match:
-        raise VersionError("Invalid value for OpenStack-API-Version header")
-    version = Version(int(match.group(1)), int(match.group(2)))
+    if service != SERVICE_TYPE:
+        raise VersionError("Invalid service type for OpenStack-API-Version header")
+    parts = number.split(".")
+    try:
+        if len(parts) != 2:
+            raise ValueError(number)
+        version = Version(int(parts[0]), int(parts[1]))
+    except ValueError:
+        raise VersionError("Invalid value for OpenStack-API-Version header") from None
     if not MIN_VERSION <= version <= MAX_VERSION:
-        raise VersionError(
-            f"Version {version} was requested but the minor version is not supported by this "
-            f"service. The supported version range is: {MIN_VERSION} to {MAX_VERSION}.",
-            unsupported=True)
+        if version.major != MIN_VERSION.major:
+            detail = (f"Mutually exclusive versions requested. Version {version} requested but "
+                      f"not supported by this service. The supported version range is: "
+                      f"{_RANGE}.")
+        else:
+            detail = (f"Version {version} was requested but the minor version is not "
+                      f"supported by this service. The supported version range is: {_RANGE}.")
+        raise VersionError(detail, unsupported=True)
     return version
 
 

@@ -1,0 +1,37 @@
+"""Fixtures of the API tests (see docs/api-tests.md and unit/api/apptesting.py).
+
+  api_db   URL of a migrated SQLite database in tmp_path, installed as the process engine
+  api_app  the WSGI app (noauth strategy, every registered handler)
+  api      an ApiClient on api_app, as the admin, with no version header
+  seed     a Seed writing rows into api_db
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from unit.api.apptesting import ApiClient, Seed, database, make_app
+
+
+@pytest.fixture
+def api_db(tmp_path: Path) -> Iterator[str]:
+    with database(tmp_path) as url:
+        yield url
+
+
+@pytest.fixture
+def api_app(api_db: str) -> Any:
+    return make_app()
+
+
+@pytest.fixture
+def api(api_app: Any) -> ApiClient:
+    return ApiClient(api_app)
+
+
+@pytest.fixture
+def seed(api_db: str) -> Seed:
+    return Seed()

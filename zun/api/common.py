@@ -1,0 +1,225 @@
+"""Helpers every resource handler shares: parameters, pagination, lookups, links, datetimes.
+
+Each helper reproduces one rule of the public contract (rest-api.md §4), so that handlers do not
+each re-implement it slightly differently:
+
+* :func:`page_params`, :func:`paginate`, :func:`next_link` - ``limit``/``marker``/``sort_key``/
+  ``sort_dir`` and the ``next`` link of §4.7;
+* :func:`get_by_ident` - a UUID-or-name lookup scoped to the caller's project (admins reach every
+  project), with the 409 for an ambiguous name (§4.1);
+* :func:`parse_bool`, :func:`all_projects` - strict booleans (§4.8);
+* :func:`check_unknown_params`, :func:`require_params` - parameter checks (§4.4, §19 #6);
+* :func:`format_datetime`, :func:`format_iso_datetime` - the two datetime formats of §4.6;
+* :func:`links`, :func:`location` - self/bookmark links and the ``Location`` value.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from oslo_db.sqlalchemy import utils as db_utils
+from oslo_utils import strutils, uuidutils
+from sqlalchemy.orm import Session
+
+from zun.common import exception
+from zun.common import utils as zun_utils
+from zun.common.context import RequestContext
+
+T = TypeVar("T")
+
+#: The parameters every paginated collection understands (plus the undocumented ones the
+#: original accepted and ignored or used for links).
+PAGE_PARAMS = ("limit", "marker", "sort_key", "sort_dir", "resource_url", "expand")
+
+_BOOL_VALUES = ", ".join(strutils.TRUE_STRINGS + strutils.FALSE_STRINGS)
+
+
+# --- parameters -------------------------------------------------------------------------------
+
+def parse_bool(value: Any, name: str) -> bool:
+    """A strict boolean: JSON true/false or ``1 t true on y yes 0 f false off n no`` (any case).
+
+    Anything else is a 400 ``container.invalid-value`` "Valid <name> values are: ...".
+    python-zunclient sends Python's ``str()`` of a bool (``True``/``False``), which is accepted.
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            return strutils.bool_from_string(value, strict=True)
+        except ValueError:
+            pass
+    raise exception.InvalidValue(message=f"Valid {name} values are: {_BOOL_VALUES}")
+
+
+def all_projects(params: Mapping[str, Any]) -> bool:
+    """``all_projects`` of a request: absent or empty is False, else a strict boolean."""
+    return zun_utils.is_all_projects(dict(params))
+
+
+def check_unknown_params(params: Iterable[str], allowed: Iterable[str]) -> None:
+    """400 ``container.invalid-value`` "Unknown parameters: a, b" (list containers, registries)."""
+    known = set(allowed)
+    unknown = [str(name) for name in params if name not in known]
+    if unknown:
+        raise exception.InvalidValue(message="Unknown parameters: " + ", ".join(unknown))
+
+
+def require_params(params: Mapping[str, Any], names: Sequence[str]) -> None:
+    """400 ``container.schema-validation-error`` "'<name>' is a required property".
+
+    The original answered a missing required parameter that its schema did not require with a
+    500 (rest-api.md §19 #6); the message is jsonschema's, as if the schema had required it.
+    """
+    for name in names:
+        if params.get(name) is None:
+            raise exception.SchemaValidationError(detail=f"'{name}' is a required property")
+
+
+# --- pagination -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Page:
+    """A validated page request."""
+
+    limit: int
+    marker: str | None
+    sort_key: str
+    sort_dir: str
+    resource_url: str | None = None
+
+
+def page_params(params: Mapping[str, Any], *, default_sort_key: str = "id") -> Page:
+    """Validate ``limit`` (positive, capped by ``[api]/max_limit``, default that maximum) and
+    ``sort_dir`` (``asc``/``desc``), in the original's order; ``sort_key`` and ``marker`` are
+    checked by :func:`paginate` against the table.
+    """
+    limit = zun_utils.validate_limit(params.get("limit"))
+    sort_dir = zun_utils.validate_sort_dir(params.get("sort_dir") or "asc")
+    return Page(limit=limit, marker=params.get("marker") or None,
+                sort_key=params.get("sort_key") or default_sort_key, sort_dir=sort_dir,
+                resource_url=params.get("resource_url") or None)
+
+
+def _column_keys(model: type) -> set[str]:
+    return {attr.key for attr in sa.inspect(model).mapper.column_attrs}
+
+
+def check_sort_key(model: type, sort_key: str) -> None:
+    """400 ``container.invalid-parameter-value`` unless ``sort_key`` is a column of ``model``."""
+    if sort_key not in _column_keys(model):
+        raise exception.InvalidParameterValue(
+            err=f'The sort_key value "{sort_key}" is an invalid field for sorting')
+
+
+def paginate(session: Session, stmt: sa.Select[Any], model: type[T], page: Page, *,
+             not_found: Callable[[str], Exception], marker_attr: str = "uuid",
+             tiebreak: str = "id") -> list[T]:
+    """One page of ``stmt`` (a ``select(model)`` with the caller's filters and scoping).
+
+    The marker is looked up through ``stmt`` itself, so a marker the caller may not see is a
+    404 (``not_found(marker)``), exactly like an unknown one. ``tiebreak`` (a unique column) is
+    appended to the sort keys so that pages never overlap.
+    """
+    marker_row = None
+    if page.marker is not None:
+        marker_row = session.scalars(
+            stmt.where(getattr(model, marker_attr) == page.marker).limit(1)).first()
+        if marker_row is None:
+            raise not_found(page.marker)
+    check_sort_key(model, page.sort_key)
+    keys = [page.sort_key] if page.sort_key == tiebreak else [page.sort_key, tiebreak]
+    paged = db_utils.paginate_query(stmt, model, page.limit, keys, marker=marker_row,
+                                    sort_dir=page.sort_dir)
+    return list(session.scalars(paged))
+
+
+def next_link(host_url: str, collection: str, page: Page, items: Sequence[Any], *,
+              marker_attr: str = "uuid") -> str | None:
+    """The ``next`` value of a collection: null unless the page is full.
+
+    ``<host_url>/v1/<collection>?sort_key=<k>&sort_dir=<d>&limit=<n>&marker=<last>``; filters
+    and ``all_projects`` are not carried over (as in the original). ``resource_url``, when the
+    request gave one, replaces ``<collection>``.
+    """
+    if not items or len(items) != page.limit:
+        return None
+    last = items[-1]
+    marker = last.get(marker_attr) if isinstance(last, Mapping) else getattr(last, marker_attr)
+    resource = page.resource_url or collection
+    return (f"{host_url}/v1/{resource}?sort_key={page.sort_key}&sort_dir={page.sort_dir}"
+            f"&limit={page.limit}&marker={marker}")
+
+
+# --- lookups ----------------------------------------------------------------------------------
+
+def project_scope(stmt: sa.Select[Any], model: type, context: RequestContext,
+                  all_projects: bool = False) -> sa.Select[Any]:
+    """Restrict ``stmt`` to the caller's project unless ``all_projects`` (lists: admins too)."""
+    if all_projects:
+        return stmt
+    return stmt.where(model.project_id == context.project_id)  # type: ignore[attr-defined]
+
+
+def get_by_ident(session: Session, model: type[T], ident: str, *, context: RequestContext,
+                 not_found: Callable[[str], Exception], singular: str, plural: str,
+                 name_attr: str = "name", uuid_attr: str = "uuid",
+                 project_scoped: bool = True, all_projects: bool | None = None,
+                 stmt: sa.Select[Any] | None = None) -> T:
+    """The row whose UUID (when ``ident`` looks like one) or name is ``ident``.
+
+    Scoped to the caller's project when ``project_scoped``, except for admins (or when
+    ``all_projects`` says so): another project's row is a 404, never a 403. A name matching
+    several visible rows is a 409 ``container.conflict`` "Multiple <plural> exist with same
+    name. Please use the <singular> uuid instead."
+    """
+    if stmt is None:
+        stmt = sa.select(model)
+    if project_scoped:
+        wide = context.is_admin or context.all_projects if all_projects is None else all_projects
+        stmt = project_scope(stmt, model, context, wide)
+    if uuidutils.is_uuid_like(ident):
+        stmt = stmt.where(getattr(model, uuid_attr) == ident)
+    else:
+        stmt = stmt.where(getattr(model, name_attr) == ident)
+    rows = list(session.scalars(stmt.limit(2)))
+    if not rows:
+        raise not_found(ident)
+    if len(rows) > 1:
+        raise exception.Conflict(message=f"Multiple {plural} exist with same name. Please use "
+                                         f"the {singular} uuid instead.")
+    return rows[0]
+
+
+# --- views ------------------------------------------------------------------------------------
+
+def _naive_utc(value: datetime.datetime) -> datetime.datetime:
+    if value.tzinfo is not None:
+        value = value.astimezone(datetime.UTC).replace(tzinfo=None)
+    return value
+
+
+def format_datetime(value: datetime.datetime | None) -> str | None:
+    """Container, capsule, image, host and registry views: ``YYYY-MM-DD HH:MM:SS[.ffffff]``
+    (Python ``str()`` of a naive UTC datetime: no fraction when it is zero)."""
+    return None if value is None else str(_naive_utc(value))
+
+
+def format_iso_datetime(value: datetime.datetime | None) -> str | None:
+    """Service and container-action views: ``YYYY-MM-DDTHH:MM:SS.ffffff`` (always 6 digits)."""
+    return None if value is None else _naive_utc(value).strftime("%Y-%m-%dT%H:%M:%S.%f")
+
+
+def links(host_url: str, collection: str, ident: str) -> list[dict[str, str]]:
+    """The ``self`` and ``bookmark`` links of an item."""
+    return [{"href": f"{host_url}/v1/{collection}/{ident}", "rel": "self"},
+            {"href": f"{host_url}/{collection}/{ident}", "rel": "bookmark"}]
+
+
+def location(host_url: str, collection: str, ident: str) -> str:
+    """The ``Location`` header value of a created item."""
+    return f"{host_url}/v1/{collection}/{ident}"
