@@ -1,0 +1,232 @@
+"""Translate a Zun container row into the arguments of Docker's container create.
+
+Pure functions: nothing here talks to the engine, so every rule (units, CPU pinning, labels,
+hardening) is unit-tested on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from zun.common import consts
+from zun.common.utils import conf_value
+
+DEFAULT_NO_NEW_PRIVILEGES = True
+DEFAULT_CAP_DROP = ("NET_RAW", "MKNOD", "AUDIT_WRITE")
+DEFAULT_PIDS_LIMIT = 4096
+
+_MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([bkmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
+_UNIT_SHIFT = {"b": 0, "k": 10, "m": 20, "g": 30, "t": 40}
+_NANO = 1_000_000_000
+
+
+def engine_name(uuid: str) -> str:
+    """Name of the engine container of a Zun container."""
+    return f"{consts.ENGINE_NAME_PREFIX}{uuid}"
+
+
+def memory_bytes(memory: str | int | float | None) -> int | None:
+    """Bytes of a Zun memory value: a bare number means MiB (``'512'``), units b/k/m/g/t.
+
+    Raises ValueError for anything else.
+    """
+    if memory is None or memory == "":
+        return None
+    if isinstance(memory, int | float):
+        return int(memory * (1 << 20))
+    match = _MEMORY.match(str(memory))
+    if match is None:
+        raise ValueError(f"invalid memory value {memory!r}")
+    number, unit = match.groups()
+    return int(float(number) * (1 << _UNIT_SHIFT[(unit or "m").lower()]))
+
+
+def nano_cpus(cpu: float | str | None) -> int | None:
+    if cpu is None or cpu == "":
+        return None
+    return int(round(float(cpu) * _NANO))
+
+
+def _cpu_list(value: Any) -> str | None:
+    if value is None or value == "" or value == []:
+        return None
+    if isinstance(value, str):
+        return value
+    return ",".join(str(v) for v in sorted(value))
+
+
+def cpuset_args(cpu_policy: str | None, cpuset: Any) -> dict[str, str]:
+    """``cpuset_cpus``/``cpuset_mems`` for a ``dedicated`` container, else nothing.
+
+    ``cpuset`` is the JSON column (text or already decoded): ``{"cpuset_cpus": [0, 1] or
+    "0-1", "cpuset_mems": [0] or "0"}``.
+    """
+    if cpu_policy != consts.CPU_POLICY_DEDICATED or not cpuset:
+        return {}
+    if isinstance(cpuset, str):
+        cpuset = json.loads(cpuset)
+    args = {}
+    cpus = _cpu_list(cpuset.get("cpuset_cpus"))
+    mems = _cpu_list(cpuset.get("cpuset_mems"))
+    if cpus:
+        args["cpuset_cpus"] = cpus
+    if mems:
+        args["cpuset_mems"] = mems
+    return args
+
+
+def as_argv(value: list[str] | str | None) -> list[str] | None:
+    """A command or entrypoint as argv: rows from before 1.20 hold a shell-quoted string."""
+    if value is None or value == "" or value == []:
+        return None
+    if isinstance(value, str):
+        return shlex.split(value)
+    return list(value)
+
+
+def labels_for(uuid: str, user_labels: dict[str, str] | None) -> dict[str, str]:
+    """User labels plus ours; ours win so that a user cannot disown or adopt a container."""
+    labels = dict(user_labels or {})
+    labels[consts.LABEL_CONTAINER_UUID] = uuid
+    labels[consts.LABEL_MANAGED] = "true"
+    return labels
+
+
+def hardening_args(privileged: bool) -> dict[str, Any]:
+    """no-new-privileges, dropped capabilities and a pids limit, from ``[docker]``.
+
+    A privileged container gets none of them: it asked for the host's full power.
+    """
+    if privileged:
+        return {}
+    args: dict[str, Any] = {}
+    if conf_value("docker", "security_opt_no_new_privileges", DEFAULT_NO_NEW_PRIVILEGES):
+        args["security_opt"] = ["no-new-privileges:true"]
+    cap_drop = conf_value("docker", "cap_drop", list(DEFAULT_CAP_DROP))
+    if cap_drop:
+        args["cap_drop"] = list(cap_drop)
+    pids_limit = int(conf_value("docker", "pids_limit", DEFAULT_PIDS_LIMIT) or 0)
+    if pids_limit > 0:
+        args["pids_limit"] = pids_limit
+    return args
+
+
+def healthcheck_arg(healthcheck: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Zun's ``{cmd, interval, timeout, retries}`` (seconds) as Docker's healthcheck."""
+    if not healthcheck or not healthcheck.get("cmd"):
+        return None
+    check: dict[str, Any] = {"test": ["CMD-SHELL", healthcheck["cmd"]]}
+    for key in ("interval", "timeout"):
+        if healthcheck.get(key):
+            check[key] = int(healthcheck[key]) * _NANO
+    if healthcheck.get("retries"):
+        check["retries"] = int(healthcheck["retries"])
+    return check
+
+
+def restart_policy_arg(policy: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not policy or not policy.get("Name"):
+        return None
+    return {"Name": policy["Name"],
+            "MaximumRetryCount": int(policy.get("MaximumRetryCount") or 0)}
+
+
+def ports_args(exposed_ports: dict[str, Any] | None) -> tuple[list[Any], dict[str, Any]]:
+    """``(ports, port_bindings)`` from ``{'80/tcp': {}}``; a ``HostPort`` value publishes."""
+    ports: list[Any] = []
+    bindings: dict[str, Any] = {}
+    for key, value in (exposed_ports or {}).items():
+        port, _, proto = key.partition("/")
+        proto = proto or "tcp"
+        ports.append((int(port), proto))
+        if isinstance(value, dict) and value.get("HostPort"):
+            host_port = int(value["HostPort"])
+            host_ip = value.get("HostIp")
+            bindings[f"{port}/{proto}"] = (host_ip, host_port) if host_ip else host_port
+    return ports, bindings
+
+
+def field_getter(container: Any) -> Any:
+    """``get(name)`` over a dict or any object with attributes (a DB row), None when absent."""
+    if isinstance(container, dict):
+        return container.get
+    return lambda name: getattr(container, name, None)
+
+
+@dataclass
+class CreateSpec:
+    """Arguments of ``APIClient.create_container`` and ``create_host_config``."""
+
+    create: dict[str, Any] = field(default_factory=dict)
+    host_config: dict[str, Any] = field(default_factory=dict)
+    # Endpoints to connect after create (Docker attaches only one network at create time).
+    extra_endpoints: dict[str, dict[str, Any]] = field(default_factory=dict)
+    first_endpoint: tuple[str, dict[str, Any]] | None = None
+
+
+def build_create_spec(container: Any, image_ref: str, networking: dict[str, Any] | None = None,
+                      binds: list[str] | dict[str, Any] | None = None,
+                      mounts: list[Any] | None = None) -> CreateSpec:
+    """Everything needed to create ``container`` (a row-like object) from ``image_ref``.
+
+    ``networking``: ``{"network_mode": str, "endpoints": {network: {ipv4_address,
+    ipv6_address, aliases, links, mac_address}}}``; the first endpoint is attached at create
+    and the others are returned in ``extra_endpoints``. ``binds``/``mounts`` are passed to
+    Docker as they are (docker-py's formats).
+    """
+    get = field_getter(container)
+    uuid = get("uuid")
+    privileged = bool(get("privileged"))
+    ports, port_bindings = ports_args(get("exposed_ports"))
+
+    create: dict[str, Any] = {
+        "image": image_ref,
+        "name": engine_name(uuid),
+        "command": as_argv(get("command")),
+        "entrypoint": as_argv(get("entrypoint")),
+        "environment": dict(get("environment") or {}) or None,
+        "working_dir": get("workdir") or None,
+        "hostname": get("hostname") or None,
+        "labels": labels_for(uuid, get("labels")),
+        "tty": bool(get("tty")),
+        "stdin_open": bool(get("interactive")),
+        "ports": ports or None,
+        "healthcheck": healthcheck_arg(get("healthcheck")),
+    }
+    host: dict[str, Any] = {
+        "privileged": privileged,
+        "auto_remove": bool(get("auto_remove")),
+        "runtime": get("runtime") or None,
+        "restart_policy": restart_policy_arg(get("restart_policy")),
+        "port_bindings": port_bindings or None,
+        "binds": binds or None,
+        "mounts": mounts or None,
+    }
+    mem = memory_bytes(get("memory"))
+    if mem:
+        host["mem_limit"] = mem
+    pinning = cpuset_args(get("cpu_policy"), get("cpuset"))
+    if pinning:
+        host.update(pinning)
+    else:
+        cpus = nano_cpus(get("cpu"))
+        if cpus:
+            host["nano_cpus"] = cpus
+    host.update(hardening_args(privileged))
+
+    spec = CreateSpec(create={k: v for k, v in create.items() if v is not None},
+                      host_config={k: v for k, v in host.items() if v is not None})
+    if networking:
+        endpoints = dict(networking.get("endpoints") or {})
+        mode = networking.get("network_mode") or next(iter(endpoints), None)
+        if mode:
+            spec.host_config["network_mode"] = mode
+        if endpoints:
+            first = mode if mode in endpoints else next(iter(endpoints))
+            spec.first_endpoint = (first, endpoints.pop(first))
+            spec.extra_endpoints = endpoints
+    return spec
