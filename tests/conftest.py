@@ -1,0 +1,248 @@
+"""Shared session fixtures: real Docker, registries, databases and RabbitMQ on this machine.
+
+Every fixture here talks to a real service; none of them fakes one. When a service is missing,
+the test is skipped with the reason on a developer machine, but fails under CI (``CI=true``),
+where ``scripts/run-tests.sh`` has started everything beforehand and a skip would hide a broken
+setup.
+
+Fixtures:
+  docker_client     docker.DockerClient for the local engine (session)
+  busybox_image     name of the local test image, "busybox:latest" (session)
+  registry          {"url", "image"} of the open registry on 127.0.0.1:5000 (session)
+  private_registry  {"url", "image", "username", "password"} of the basic-auth registry on
+                    127.0.0.1:5001 (session)
+  mariadb_url       factory: ``mariadb_url()`` creates a throwaway database, returns its
+                    SQLAlchemy URL; every database it made is dropped after the test
+  postgresql_url    same for PostgreSQL
+  rabbit_url        oslo.messaging transport URL of the local RabbitMQ (session)
+
+A test using one of these fixtures is marked docker / mariadb / postgresql / rabbitmq
+automatically, so ``-m "not docker"`` also deselects tests that forgot the marker.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TEST_IMAGES_SCRIPT = REPO_ROOT / "scripts" / "test-images.sh"
+
+BUSYBOX_IMAGE = "busybox:latest"
+OPEN_REGISTRY = "127.0.0.1:5000"
+PRIVATE_REGISTRY = "127.0.0.1:5001"
+PRIVATE_USER = "zunuser"
+PRIVATE_PASSWORD = "zunpass"
+MARIADB_ADMIN_URL = "mysql+pymysql://root@127.0.0.1:3306"
+POSTGRESQL_ADMIN_URL = "postgresql+psycopg2://postgres@127.0.0.1:5432"
+RABBIT_URL = "rabbit://guest:guest@127.0.0.1:5672/"
+
+_FIXTURE_MARKERS = {
+    "docker_client": "docker",
+    "busybox_image": "docker",
+    "registry": "docker",
+    "private_registry": "docker",
+    "mariadb_url": "mariadb",
+    "postgresql_url": "postgresql",
+    "rabbit_url": "rabbitmq",
+}
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
+
+
+def service_unavailable(reason: str) -> NoReturn:
+    """Skip the test, or fail it under CI where every service must be there."""
+    if in_ci():
+        pytest.fail(f"{reason} (CI=true: services are required, not skipped)", pytrace=False)
+    pytest.skip(reason)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        for marker in {_FIXTURE_MARKERS[n] for n in names if n in _FIXTURE_MARKERS}:
+            item.add_marker(marker)
+
+
+def _port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def _registry_answers(address: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://{address}/v2/", timeout=3):
+            return True
+    except urllib.error.HTTPError as exc:
+        return exc.code == 401  # the private registry answers, it just wants credentials
+    except OSError:
+        return False
+
+
+_test_images_ran = False
+
+
+def _run_test_images_script() -> None:
+    """Build the image and start the registries; at most once per session (it is idempotent)."""
+    global _test_images_ran
+    if _test_images_ran:
+        return
+    _test_images_ran = True
+    result = subprocess.run(
+        ["bash", str(TEST_IMAGES_SCRIPT)], capture_output=True, text=True, timeout=600
+    )
+    if result.returncode != 0:
+        service_unavailable(
+            f"{TEST_IMAGES_SCRIPT.name} failed ({result.returncode}): {result.stderr[-2000:]}"
+        )
+
+
+@pytest.fixture(scope="session")
+def docker_client() -> Iterator[Any]:
+    """A docker-py client for the engine on this machine (DOCKER_HOST or the default socket)."""
+    import docker
+
+    try:
+        client = docker.from_env(timeout=120)
+        client.ping()
+    except Exception as exc:  # any failure here means "no engine"; the reason is reported
+        service_unavailable(f"no Docker engine answers ({exc}); run scripts/ensure-docker.sh")
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def busybox_image(docker_client: Any) -> str:
+    """Name of the local busybox test image, built by scripts/test-images.sh if missing."""
+    import docker
+
+    try:
+        docker_client.images.get(BUSYBOX_IMAGE)
+    except docker.errors.ImageNotFound:
+        _run_test_images_script()
+        docker_client.images.get(BUSYBOX_IMAGE)
+    return BUSYBOX_IMAGE
+
+
+@pytest.fixture(scope="session")
+def registry(busybox_image: str) -> dict[str, str]:
+    """The open registry: ``url`` (host:port, plain HTTP) and ``image`` it serves."""
+    if not _registry_answers(OPEN_REGISTRY):
+        _run_test_images_script()
+    if not _registry_answers(OPEN_REGISTRY):
+        service_unavailable(f"registry {OPEN_REGISTRY} does not answer")
+    return {"url": OPEN_REGISTRY, "image": f"{OPEN_REGISTRY}/busybox:latest"}
+
+
+@pytest.fixture(scope="session")
+def private_registry(busybox_image: str) -> dict[str, str]:
+    """The basic-auth registry: ``url``, ``image`` it serves, ``username`` and ``password``."""
+    if not _registry_answers(PRIVATE_REGISTRY):
+        _run_test_images_script()
+    if not _registry_answers(PRIVATE_REGISTRY):
+        service_unavailable(f"registry {PRIVATE_REGISTRY} does not answer")
+    return {
+        "url": PRIVATE_REGISTRY,
+        "image": f"{PRIVATE_REGISTRY}/private/busybox:latest",
+        "username": PRIVATE_USER,
+        "password": PRIVATE_PASSWORD,
+    }
+
+
+def _unique_db_name() -> str:
+    return f"zun_test_{uuid.uuid4().hex[:16]}"
+
+
+@pytest.fixture
+def mariadb_url() -> Iterator[Callable[[], str]]:
+    """Factory: each call creates an empty MariaDB database and returns its URL."""
+    import pymysql
+
+    created: list[str] = []
+
+    def connect() -> Any:
+        try:
+            return pymysql.connect(host="127.0.0.1", port=3306, user="root", autocommit=True)
+        except pymysql.err.OperationalError as exc:
+            service_unavailable(f"MariaDB on 127.0.0.1:3306 is not reachable ({exc})")
+
+    def make() -> str:
+        name = _unique_db_name()
+        conn = connect()
+        try:
+            with conn.cursor() as cur:
+                cur.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
+        finally:
+            conn.close()
+        created.append(name)
+        return f"{MARIADB_ADMIN_URL}/{name}"
+
+    yield make
+    if created:
+        conn = connect()
+        try:
+            with conn.cursor() as cur:
+                for name in created:
+                    cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
+        finally:
+            conn.close()
+
+
+@pytest.fixture
+def postgresql_url() -> Iterator[Callable[[], str]]:
+    """Factory: each call creates an empty PostgreSQL database and returns its URL."""
+    import psycopg2
+
+    created: list[str] = []
+
+    def connect() -> Any:
+        try:
+            conn = psycopg2.connect(host="127.0.0.1", port=5432, user="postgres", dbname="postgres")
+        except psycopg2.OperationalError as exc:
+            service_unavailable(f"PostgreSQL on 127.0.0.1:5432 is not reachable ({exc})")
+        conn.autocommit = True  # CREATE/DROP DATABASE cannot run inside a transaction
+        return conn
+
+    def make() -> str:
+        name = _unique_db_name()
+        conn = connect()
+        try:
+            with conn.cursor() as cur:
+                cur.execute(f'CREATE DATABASE "{name}"')
+        finally:
+            conn.close()
+        created.append(name)
+        return f"{POSTGRESQL_ADMIN_URL}/{name}"
+
+    yield make
+    if created:
+        conn = connect()
+        try:
+            with conn.cursor() as cur:
+                for name in created:
+                    # FORCE: a connection pool the test left open must not block the cleanup.
+                    cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            conn.close()
+
+
+@pytest.fixture(scope="session")
+def rabbit_url() -> str:
+    """oslo.messaging transport URL of the local RabbitMQ (guest/guest)."""
+    if not _port_open(5672):
+        service_unavailable("RabbitMQ on 127.0.0.1:5672 is not reachable")
+    return RABBIT_URL
