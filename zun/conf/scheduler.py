@@ -1,0 +1,48 @@
+"""[scheduler]: host selection, which runs inside zun-api."""
+
+from oslo_config import cfg
+
+from zun.conf import _group
+
+GROUP = cfg.OptGroup(
+    "scheduler", title="Scheduler", help="How zun-api picks a compute node for a container."
+)
+
+OPTS = [
+    cfg.StrOpt(
+        "driver",
+        default="filter_scheduler",
+        choices=[
+            ("chance_scheduler", "a random node among those that are up"),
+            ("fake_scheduler", "for tests only"),
+            ("filter_scheduler", "the nodes that pass every enabled filter"),
+        ],
+        help="Scheduler driver.",
+    ),
+    cfg.MultiStrOpt(
+        "available_filters",
+        default=["zun.scheduler.filters.all_filters"],
+        help="Filter classes the scheduler may load, as dotted paths; the path of a "
+        "function returning classes loads them all. Repeat the option for several "
+        "entries. enabled_filters chooses among these.",
+    ),
+    cfg.ListOpt(
+        "enabled_filters",
+        default=["AvailabilityZoneFilter", "ComputeFilter", "RuntimeFilter"],
+        help="Names of the filters applied, in this order, to the candidate nodes.",
+    ),
+    cfg.IntOpt(
+        "max_placement_results",
+        default=1000,
+        min=1,
+        help="Most allocation candidates asked of Placement for one scheduling request.",
+    ),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    _group.register(conf, GROUP, OPTS)
+
+
+def list_opts() -> dict[str, list[cfg.Opt]]:
+    return {GROUP.name: OPTS}

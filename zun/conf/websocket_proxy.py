@@ -1,0 +1,54 @@
+"""[websocket_proxy]: the console proxy for interactive exec and attach."""
+
+from oslo_config import cfg
+
+from zun.conf import _group
+
+GROUP = cfg.OptGroup(
+    "websocket_proxy",
+    title="Console proxy",
+    help="zun-wsproxy, which relays interactive exec and attach sessions.",
+)
+
+OPTS = [
+    cfg.URIOpt(
+        "base_url",
+        default="ws://$wsproxy_host:$wsproxy_port/",
+        help="URL clients use to reach the console proxy. The API builds the attach "
+        "and exec URLs it returns from it, so it must be reachable by end users.",
+    ),
+    cfg.StrOpt(
+        "wsproxy_host",
+        default="$my_ip",
+        help="Address the console proxy listens on.",
+    ),
+    cfg.PortOpt(
+        "wsproxy_port",
+        default=6784,
+        help="Port the console proxy listens on.",
+    ),
+    cfg.ListOpt(
+        "allowed_origins",
+        default=[],
+        help="Extra Origin host names accepted from browsers, besides the proxy's own.",
+    ),
+    cfg.BoolOpt("ssl_only", help="Refuse connections that are not encrypted."),
+    cfg.StrOpt("cert", default="", help="SSL certificate file of the proxy."),
+    cfg.StrOpt("key", default="", help="SSL private key file, when not included in cert."),
+    # Not in Zun: added by the rewrite.
+    cfg.IntOpt(
+        "token_ttl",
+        default=120,
+        min=1,
+        help="[Added by the rewrite, not in Zun] Seconds a console token stays valid "
+        "after the API hands it out. A token is also spent by its first use.",
+    ),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    _group.register(conf, GROUP, OPTS)
+
+
+def list_opts() -> dict[str, list[cfg.Opt]]:
+    return {GROUP.name: OPTS}
