@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import json as jsonlib
+import shutil
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -189,9 +190,17 @@ def init_config() -> None:
 
 
 @contextlib.contextmanager
-def database(directory: Path) -> Iterator[str]:
-    """A migrated SQLite database installed as the process-wide engine for the block."""
-    url = migrate_sqlite(directory)
+def database(directory: Path, template: Path | None = None) -> Iterator[str]:
+    """A migrated SQLite database installed as the process-wide engine for the block.
+
+    ``template``: a database file migrated earlier (see :func:`migrate_sqlite`) to copy instead
+    of running the migrations again; much faster when every test wants a fresh database.
+    """
+    if template is not None:
+        shutil.copyfile(template, directory / "zun.sqlite")
+        url = f"sqlite:///{directory / 'zun.sqlite'}"
+    else:
+        url = migrate_sqlite(directory)
     db_engine.set_engine(db_engine.create_engine(url))
     try:
         yield url
@@ -208,11 +217,21 @@ class Seed:
         return row
 
     def service(self, host: str = "node1", binary: str = "zun-compute", *,
-                seen: datetime.datetime | None | str = "now", **values: Any) -> models.ZunService:
-        """A zun_service row; ``seen`` is its last heartbeat ("now" by default, None: never)."""
-        last = _now() if seen == "now" else seen
+                seen: datetime.datetime | int | str | None = "now",
+                **values: Any) -> models.ZunService:
+        """A zun_service row. ``seen`` is its last heartbeat: "now" (default), a datetime, a
+        number of seconds ago, or None (never; the row is then created a day ago)."""
+        now = _now()
+        if seen == "now":
+            last: datetime.datetime | None = now
+        elif isinstance(seen, int):
+            last = now - datetime.timedelta(seconds=seen)
+        else:
+            last = seen  # type: ignore[assignment]
+        values.setdefault("created_at", last or now - datetime.timedelta(days=1))
+        values.setdefault("report_count", 1)
         return self._add(models.ZunService(host=host, binary=binary, last_seen_up=last,
-                                           created_at=_now(), report_count=1, **values))
+                                           **values))
 
     def compute_node(self, hostname: str = "node1", **values: Any) -> models.ComputeNode:
         defaults: dict[str, Any] = {

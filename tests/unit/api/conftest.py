@@ -1,5 +1,6 @@
 """Fixtures of the API tests (see docs/api-tests.md and unit/api/apptesting.py).
 
+  api_db_template  a SQLite file migrated once per session (copied by api_db)
   api_db   URL of a migrated SQLite database in tmp_path, installed as the process engine
   api_app  the WSGI app (noauth strategy, every registered handler)
   api      an ApiClient on api_app, as the admin, with no version header
@@ -13,12 +14,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from unit.api.apptesting import ApiClient, Seed, database, make_app
+from unit.api.apptesting import ApiClient, Seed, database, make_app, migrate_sqlite
+
+
+@pytest.fixture(scope="session")
+def api_db_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("api-db-template")
+    migrate_sqlite(directory)
+    return directory / "zun.sqlite"
 
 
 @pytest.fixture
-def api_db(tmp_path: Path) -> Iterator[str]:
-    with database(tmp_path) as url:
+def api_db(tmp_path: Path, api_db_template: Path) -> Iterator[str]:
+    with database(tmp_path, template=api_db_template) as url:
         yield url
 
 

@@ -21,6 +21,7 @@ from zun.db.queries import services as queries
 
 @route("GET", "/v1/availability_zones")
 def list_zones(req: ApiRequest) -> webob.Response:
+    """List the availability zones of the services."""
     policy.authorize(req.context, "availability_zones:get_all")
     page = common.page_params(req.query(), default_sort_key="availability_zone")
     common.check_sort_key(ZunService, page.sort_key)

@@ -21,6 +21,7 @@ def _not_found(ident: str) -> Exception:
 
 @route("GET", "/v1/hosts", "1.4")
 def list_hosts(req: ApiRequest) -> webob.Response:
+    """List the compute hosts, paginated, by hostname (admin)."""
     policy.authorize(req.context, "host:get_all")
     page = common.page_params(req.query(), default_sort_key="hostname")
     with engine.transaction(readonly=True) as session:
@@ -33,5 +34,6 @@ def list_hosts(req: ApiRequest) -> webob.Response:
 
 @route("GET", "/v1/hosts/{host_ident}", "1.4")
 def show_host(req: ApiRequest, host_ident: str) -> webob.Response:
+    """Show one compute host by UUID or hostname (admin)."""
     policy.authorize(req.context, "host:get")
     return json_reply(host_view(queries.get_node(host_ident), req.host_url))

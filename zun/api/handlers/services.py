@@ -11,7 +11,7 @@ from typing import Any
 
 import webob
 
-from zun.api import common
+from zun.api import common, openapi
 from zun.api.request import ApiRequest
 from zun.api.response import json_reply
 from zun.api.routing import route
@@ -23,6 +23,7 @@ from zun.db.queries import services as queries
 
 @route("GET", "/v1/services")
 def list_services(req: ApiRequest) -> webob.Response:
+    """List every service with its state (admin)."""
     policy.authorize(req.context, "zun-service:get_all")
     return json_reply({"services": [service_view(s) for s in queries.list_services()]})
 
@@ -37,6 +38,7 @@ def _delete(req: ApiRequest, host: str | None, binary: str | None) -> webob.Resp
 
 @route("DELETE", "/v1/services")
 def delete_service(req: ApiRequest) -> webob.Response:
+    """Delete the service ``binary`` on ``host`` (query parameters; admin)."""
     params = req.merged_params()
     return _delete(req, params.get("host"), params.get("binary"))
 
@@ -59,7 +61,9 @@ def _service_answer(row: Any, keys: tuple[str, ...]) -> webob.Response:
 
 
 @route("PUT", "/v1/services/enable")
+@openapi.describe(query="services.query_param_enable")
 def enable_service(req: ApiRequest) -> webob.Response:
+    """Enable a service (admin)."""
     params = _action_params(req, "services.query_param_enable", ("host", "binary"))
     policy.authorize(req.context, "zun-service:enable")
     row = queries.update_service(params["host"], params["binary"],
@@ -68,7 +72,9 @@ def enable_service(req: ApiRequest) -> webob.Response:
 
 
 @route("PUT", "/v1/services/disable")
+@openapi.describe(query="services.query_param_disable")
 def disable_service(req: ApiRequest) -> webob.Response:
+    """Disable a service, with an optional reason (admin)."""
     params = _action_params(req, "services.query_param_disable", ("host", "binary"))
     policy.authorize(req.context, "zun-service:disable")
     row = queries.update_service(params["host"], params["binary"], {
@@ -77,7 +83,9 @@ def disable_service(req: ApiRequest) -> webob.Response:
 
 
 @route("PUT", "/v1/services/force_down")
+@openapi.describe(query="services.query_param_force_down")
 def force_down_service(req: ApiRequest) -> webob.Response:
+    """Mark a service forced down, or clear it (admin)."""
     params = _action_params(req, "services.query_param_force_down",
                             ("host", "binary", "forced_down"))
     forced_down = common.parse_bool(params["forced_down"], "forced_down")
