@@ -1,0 +1,703 @@
+"""``/v1/containers``: list, create, show, update, delete and the actions (rest-api.md §6).
+
+Each handler follows the original's order of checks: version window (routing), content type,
+schemas, policy, lookup (404/409), policy on the container, state (409), then the compute API.
+Parameters arrive as python-zunclient sends them (§4.2, client-expectations.md): in the query
+or a JSON body, booleans as ``True``/``False`` strings, unset optionals as the string
+``None``, exec commands as one shell-quoted string.
+
+Deliberate differences from Zun (each a fix listed in rest-api.md §19):
+* a missing required parameter is a 400, not a 500 (#6);
+* the query schemas of stop, reboot, logs, execute... also check values sent in the body (#10);
+* ``stop=true&force=true`` needs ``container:delete_force`` like ``force=true`` alone (#9);
+* field checks (microversion, field policies) run before the quota, so a request that is both
+  invalid and over quota gets the 400/403 of the field, not ``over-quota``;
+* a container whose host is known down gets a 409 naming the host (not an obfuscated 500),
+  for casts as well as calls (Zun lost casts silently).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import shlex
+from typing import Any
+
+import webob
+
+from zun.api import common as api_common
+from zun.api import validation
+from zun.api.request import ApiRequest
+from zun.api.response import accepted_with_location, empty, json_reply, null_reply
+from zun.api.routing import route
+from zun.api.views import containers as views
+from zun.common import consts, exception, policy
+from zun.common import utils as zun_utils
+from zun.common.context import RequestContext
+from zun.compute import api as compute_api
+from zun.db import engine, models
+from zun.db.queries import containers as container_q
+from zun.network import addresses as net_addresses
+
+COLLECTION = "containers"
+ITEM = "/v1/containers/{container_ident}"
+
+LIST_PARAMS = ("all_projects", *api_common.PAGE_PARAMS, *container_q.LIST_FILTERS)
+
+# (field, first microversion) checked on create, in the original's order.
+_CREATE_FIELD_VERSIONS = (
+    ("auto_remove", "1.3"), ("runtime", "1.5"), ("hostname", "1.9"), ("healthcheck", "1.22"),
+    ("mounts", "1.11"), ("privileged", "1.21"), ("exposed_ports", "1.24"), ("registry", "1.31"),
+)
+# Fields whose mere presence (even null/false) triggers the check; the others need a value.
+_PRESENCE_FIELDS = frozenset({"auto_remove", "privileged", "exposed_ports"})
+
+
+# --- small helpers ----------------------------------------------------------------------------
+
+def _api() -> compute_api.ContainerAPI:
+    return compute_api.get_api()
+
+
+def _target(container: models.Container) -> dict[str, Any]:
+    return {"project_id": container.project_id, "user_id": container.user_id}
+
+
+def _unset(value: Any) -> bool:
+    """python-zunclient sends an unset optional as the string ``None``."""
+    return value is None or value == "None"
+
+
+def _opt(value: Any) -> Any:
+    return None if _unset(value) else value
+
+
+def _opt_int(value: Any) -> int | None:
+    if _unset(value) or value == "":
+        return None
+    return int(value)
+
+
+def _bool(params: dict[str, Any], name: str, default: bool) -> bool:
+    value = params.get(name)
+    if value is None:
+        return default
+    return api_common.parse_bool(value, name)
+
+
+def _version_check(req: ApiRequest, param: str, min_version: str) -> None:
+    if not req.version_at_least(min_version):
+        raise exception.InvalidParamInVersion(param=param, req_version=str(req.version),
+                                              min_version=min_version)
+
+
+def _lookup(req: ApiRequest, ident: str, rule: str | None) -> models.Container:
+    """The container by UUID or name (404/409), then ``rule`` with it as the target (403)."""
+    container = _api().get(req.context, ident)
+    if rule is not None:
+        policy.authorize(req.context, rule, _target(container))
+    return container
+
+
+def _view(req: ApiRequest, uuid: str) -> dict[str, Any]:
+    with engine.transaction(readonly=True) as session:
+        row = container_q.get_view_row(session, uuid)
+    if row is None:
+        raise container_q.not_found(uuid)
+    return views.render_one(req.context, row._mapping, req.host_url)
+
+
+def _validate_merged_query(req: ApiRequest, schema: str) -> dict[str, Any]:
+    """Query-schema routes: validate the query AND any JSON body values (fix #10)."""
+    params = req.merged_params()
+    validation.validate_query(schema, params)
+    return params
+
+
+def _validate_merged_body(req: ApiRequest, schema: str) -> dict[str, Any]:
+    """Body-schema routes: the body merged with the query, validated as a body."""
+    params = req.merged_params()
+    validation.validate_body(schema, params)
+    return params
+
+
+# --- list, show -------------------------------------------------------------------------------
+
+@route("GET", "/v1/containers")
+def list_containers(req: ApiRequest) -> webob.Response:
+    ctx = req.context
+    policy.authorize(ctx, "container:get_all")
+    params = req.query()
+    all_projects = api_common.all_projects(params)
+    if all_projects:
+        policy.authorize(ctx, "container:get_all_all_projects")
+    api_common.check_unknown_params(params, LIST_PARAMS)
+    page = api_common.page_params(params)
+    filters: dict[str, Any] = {}
+    for name in container_q.LIST_FILTERS:
+        if name in params:
+            policy.authorize(ctx, f"container:get_one:{name}", might_not_exist=True)
+            filters[name] = params[name]
+    if "auto_remove" in filters:
+        filters["auto_remove"] = api_common.parse_bool(filters["auto_remove"], "auto_remove")
+    with engine.transaction(readonly=True) as session:
+        rows = container_q.list_for_view(session, ctx, all_projects=all_projects,
+                                         filters=filters, page=page)
+    fmt = views.formatter(ctx, page.resource_url)
+    items = [fmt(row._mapping) for row in rows]
+    return json_reply({"containers": items,
+                       "next": api_common.next_link(req.host_url, COLLECTION, page, items)})
+
+
+@route("GET", ITEM)
+def show_container(req: ApiRequest, container_ident: str) -> webob.Response:
+    ctx = req.context
+    if api_common.all_projects(req.query()):
+        policy.authorize(ctx, "container:get_one_all_projects")
+    container = _lookup(req, container_ident, "container:get_one")
+    data = _api().refreshed_view_row(ctx, container)
+    return json_reply(views.render_one(ctx, data, req.host_url))
+
+
+# --- create -----------------------------------------------------------------------------------
+
+def _labels(labels: dict[str, Any] | None) -> dict[str, str] | None:
+    if labels is None:
+        return None
+    return {str(k): str(v) for k, v in labels.items()}
+
+
+def _restart_policy(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not value:
+        return value
+    policy_dict = {"restart_policy": dict(value)}
+    zun_utils.check_for_restart_policy(policy_dict)
+    result = policy_dict["restart_policy"]
+    result["MaximumRetryCount"] = str(result.get("MaximumRetryCount", "0"))
+    return result
+
+
+def _healthcheck(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not value:
+        return value
+    result = dict(value)
+    if "cmd" in result:
+        result["test"] = result.pop("cmd")
+    return result
+
+
+def _registry_id(ctx: RequestContext, ident: str) -> int:
+    with engine.transaction(readonly=True) as session:
+        row = api_common.get_by_ident(
+            session, models.Registry, ident, context=ctx,
+            not_found=lambda i: exception.RegistryNotFound(registry=i),
+            singular="registry", plural="registries")
+        return row.id
+
+
+def _command(req: ApiRequest, value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):  # before 1.20 the schema only lets a string through
+        try:
+            return shlex.split(value)
+        except ValueError as exc:
+            raise exception.InvalidValue(message=f"Invalid command {value!r}: {exc}") from None
+    return list(value)
+
+
+def _create(req: ApiRequest, schema: str) -> webob.Response:
+    req.require_json()
+    validation.validate_query("containers.query_param_create", req.query())
+    body = req.merged_params()
+    run_value = body.pop("run", None)
+    validation.validate_body(schema, body)
+    ctx = req.context
+    policy.authorize(ctx, "container:create")
+
+    run = api_common.parse_bool(run_value, "run") if run_value is not None else False
+    interactive = _bool(body, "interactive", False)
+    for field, min_version in _CREATE_FIELD_VERSIONS:
+        value = body.get(field)
+        given = value is not None if field in _PRESENCE_FIELDS else bool(value)
+        if not given:
+            continue
+        _version_check(req, field, min_version)
+        if field == "runtime":
+            policy.authorize(ctx, "container:create:runtime")
+        elif field == "privileged":
+            policy.authorize(ctx, "container:create:privileged")
+    if body.get("image_pull_policy"):
+        policy.authorize(ctx, "container:create:image_pull_policy")
+    requested_host = body.get("host")
+    if requested_host:
+        policy.authorize(ctx, "container:create:requested_destination")
+
+    if req.version_at_least("1.20") and not req.version_at_least("1.36") \
+            and "interactive" in body:
+        tty = interactive
+    else:
+        tty = _bool(body, "tty", False)
+    image_driver = _opt(body.get("image_driver")) or zun_utils.conf_value(
+        None, "default_image_driver", consts.IMAGE_DRIVER_DOCKER)
+    memory = body.get("memory")
+    cpu = body.get("cpu")
+    disk = body.get("disk")
+    security_groups = body.get("security_groups")
+    if security_groups is not None:
+        security_groups = list(dict.fromkeys(security_groups))
+    exposed_ports = body.get("exposed_ports")
+    if exposed_ports is not None:
+        exposed_ports = zun_utils.build_exposed_ports(exposed_ports)
+    registry_id = _registry_id(ctx, body["registry"]) if body.get("registry") else None
+    privileged = body.get("privileged")
+
+    values: dict[str, Any] = {
+        "name": body.get("name") or compute_api.generate_name(),
+        "image": body["image"],
+        "command": _command(req, body.get("command")),
+        "entrypoint": body.get("entrypoint"),
+        "cpu": float(cpu) if cpu is not None else float(
+            zun_utils.conf_value(None, "default_cpu", 1.0)),
+        "memory": str(int(memory)) if memory is not None else str(
+            zun_utils.conf_value(None, "default_memory", 512)),
+        "disk": int(disk) if disk is not None else None,
+        "cpu_policy": body.get("cpu_policy"),
+        "workdir": body.get("workdir"),
+        "environment": body.get("environment"),
+        "labels": _labels(body.get("labels")),
+        "hostname": body.get("hostname"),
+        "image_driver": image_driver,
+        "image_pull_policy": body.get("image_pull_policy"),
+        "restart_policy": _restart_policy(body.get("restart_policy")),
+        "interactive": interactive,
+        "tty": tty,
+        "auto_remove": body.get("auto_remove"),
+        "auto_heal": _bool(body, "auto_heal", False),
+        "privileged": (api_common.parse_bool(privileged, "privileged")
+                       if privileged is not None else False),
+        "healthcheck": _healthcheck(body.get("healthcheck")),
+        "runtime": body.get("runtime"),
+        "security_groups": security_groups,
+        "exposed_ports": exposed_ports,
+        "registry_id": registry_id,
+        "project_id": ctx.project_id,
+        "user_id": ctx.user_id,
+        "container_type": consts.TYPE_CONTAINER,
+    }
+    mounts = [{"type": "volume", **m} for m in body.get("mounts") or []]
+    request = compute_api.CreateRequest(
+        values=values, run=run, requested_networks=list(body.get("nets") or []),
+        requested_volumes=mounts, requested_host=requested_host,
+        availability_zone=body.get("availability_zone"), hints=dict(body.get("hints") or {}))
+    uuid = _api().create(ctx, request)
+    return accepted_with_location(_view(req, uuid),
+                                  api_common.location(req.host_url, COLLECTION, uuid))
+
+
+@route("POST", "/v1/containers", "1.1", "1.19")
+def create_legacy(req: ApiRequest) -> webob.Response:
+    return _create(req, "containers.legacy_container_create")
+
+
+@route("POST", "/v1/containers", "1.20", "1.35")
+def create_v120(req: ApiRequest) -> webob.Response:
+    return _create(req, "containers.container_create")
+
+
+@route("POST", "/v1/containers", "1.36", "1.38")
+def create_v136(req: ApiRequest) -> webob.Response:
+    return _create(req, "containers.container_create")
+
+
+@route("POST", "/v1/containers", "1.39", "1.39")
+def create_v139(req: ApiRequest) -> webob.Response:
+    return _create(req, "containers.container_create_v139")
+
+
+@route("POST", "/v1/containers", "1.40", "1.40")
+def create_v140(req: ApiRequest) -> webob.Response:
+    return _create(req, "containers.container_create_v140")
+
+
+# --- update, rename, delete ----------------------------------------------------------------------
+
+def _resource_changes(params: dict[str, Any]) -> dict[str, Any]:
+    changes: dict[str, Any] = {}
+    if params.get("cpu") is not None:
+        changes["cpu"] = float(params["cpu"])
+    if params.get("memory") is not None:
+        changes["memory"] = str(int(params["memory"]))
+    return changes
+
+
+@route("PATCH", ITEM)
+def update_container(req: ApiRequest, container_ident: str) -> webob.Response:
+    params = _validate_merged_body(req, "containers.container_update")
+    container = _lookup(req, container_ident, "container:update")
+    changes = _resource_changes(params)
+    if "name" in params and params["name"] is not None:
+        changes["name"] = params["name"]
+    if "auto_heal" in params:
+        changes["auto_heal"] = api_common.parse_bool(params["auto_heal"], "auto_heal")
+    _api().update(req.context, container, changes)
+    return json_reply(_view(req, container.uuid))
+
+
+@route("POST", ITEM + "/rename", "1.1", "1.13")
+def rename_container(req: ApiRequest, container_ident: str) -> webob.Response:
+    params = _validate_merged_query(req, "containers.query_param_rename")
+    api_common.require_params(params, ["name"])
+    container = _lookup(req, container_ident, "container:rename")
+    if params["name"] == container.name:
+        raise exception.Conflict(
+            message="The new name for the container is the same as the old name.")
+    _api().rename(req.context, container, params["name"])
+    return json_reply(_view(req, container.uuid))
+
+
+@route("DELETE", ITEM)
+def delete_container(req: ApiRequest, container_ident: str) -> webob.Response:
+    ctx = req.context
+    params = req.query()
+    validation.validate_query("containers.query_param_delete", params)
+    force = _bool(params, "force", False)
+    stop = _bool(params, "stop", False)
+    if force:
+        _version_check(req, "force", "1.7")
+    if stop:
+        _version_check(req, "stop", "1.12")
+    if _bool(params, "all_projects", False):
+        policy.authorize(ctx, "container:delete_all_projects")
+    container = _lookup(req, container_ident, "container:delete")
+    if stop and container.status == consts.RUNNING:
+        policy.authorize(ctx, "container:stop", _target(container))
+    if force:
+        policy.authorize(ctx, "container:delete_force", _target(container))
+    _api().delete(ctx, container, force=force, stop=stop)
+    return empty(204)
+
+
+# --- casts --------------------------------------------------------------------------------------
+
+@route("POST", ITEM + "/start")
+def start_container(req: ApiRequest, container_ident: str) -> webob.Response:
+    container = _lookup(req, container_ident, "container:start")
+    _api().start(req.context, container)
+    return null_reply(202)
+
+
+@route("POST", ITEM + "/stop")
+def stop_container(req: ApiRequest, container_ident: str) -> webob.Response:
+    params = _validate_merged_query(req, "containers.query_param_stop")
+    container = _lookup(req, container_ident, "container:stop")
+    _api().stop(req.context, container, _opt_int(params.get("timeout")))
+    return null_reply(202)
+
+
+@route("POST", ITEM + "/reboot")
+def reboot_container(req: ApiRequest, container_ident: str) -> webob.Response:
+    params = _validate_merged_query(req, "containers.query_param_reboot")
+    container = _lookup(req, container_ident, "container:reboot")
+    _api().reboot(req.context, container, _opt_int(params.get("timeout")))
+    return null_reply(202)
+
+
+@route("POST", ITEM + "/rebuild")
+def rebuild_container(req: ApiRequest, container_ident: str) -> webob.Response:
+    params = req.merged_params()
+    container = _lookup(req, container_ident, "container:rebuild")
+    image = _opt(params.get("image"))
+    image_driver = _opt(params.get("image_driver"))
+    drivers = list(zun_utils.conf_value(None, "image_driver_list", ["glance", "docker"]))
+    if image_driver is not None and image_driver not in drivers:
+        raise exception.ValidationError(
+            detail=f"Invalid image_driver {image_driver!r}: it must be one of {drivers}.")
+    _api().rebuild(req.context, container, image=image, image_driver=image_driver)
+    return null_reply(202)
+
+
+@route("POST", ITEM + "/pause")
+def pause_container(req: ApiRequest, container_ident: str) -> webob.Response:
+    container = _lookup(req, container_ident, "container:pause")
+    _api().pause(req.context, container)
+    return null_reply(202)
+
+
+@route("POST", ITEM + "/unpause")
+def unpause_container(req: ApiRequest, container_ident: str) -> webob.Response:
+    container = _lookup(req, container_ident, "container:unpause")
+    _api().unpause(req.context, container)
+    return null_reply(202)
+
+
+@route("POST", ITEM + "/kill")
+def kill_container(req: ApiRequest, container_ident: str) -> webob.Response:
+    params = _validate_merged_body(req, "containers.query_param_signal")
+    container = _lookup(req, container_ident, "container:kill")
+    _api().kill(req.context, container, _opt(params.get("signal")))
+    return null_reply(202)
+
+
+@route("POST", ITEM + "/resize_container", "1.19")
+def resize_container(req: ApiRequest, container_ident: str) -> webob.Response:
+    params = _validate_merged_body(req, "containers.container_update")
+    container = _lookup(req, container_ident, "container:resize_container")
+    changes = _resource_changes(params)
+    view = _view(req, container.uuid)  # the answer shows the values before the change
+    _api().resize_container(req.context, container, cpu=changes.get("cpu"),
+                            memory=changes.get("memory"))
+    return json_reply(view, 202)
+
+
+@route("POST", ITEM + "/commit")
+def commit_container(req: ApiRequest, container_ident: str) -> webob.Response:
+    params = _validate_merged_query(req, "containers.query_param_commit")
+    container = _lookup(req, container_ident, "container:commit")
+    image_uuid = _api().commit(req.context, container, repository=params["repository"],
+                               tag=_opt(params.get("tag")))
+    return json_reply({"uuid": image_uuid}, 202)
+
+
+def _security_group(req: ApiRequest, ident: str, schema: str, rule: str,
+                    state_key: str) -> tuple[models.Container, str]:
+    params = _validate_merged_body(req, schema)
+    api_common.require_params(params, ["name"])
+    container = _lookup(req, ident, rule)
+    zun_utils.validate_container_state(container, state_key)
+    return container, params["name"]
+
+
+@route("POST", ITEM + "/add_security_group", "1.1", "1.14")
+def add_security_group(req: ApiRequest, container_ident: str) -> webob.Response:
+    container, name = _security_group(req, container_ident, "containers.add_security_group",
+                                      "container:add_security_group", "add_security_group")
+    if name in (container.security_groups or []):
+        raise exception.InvalidValue(
+            message=f"Security group {name} has been added to container.")
+    # Security groups are Neutron's; the embedded (Docker bridge) networking has none.
+    raise exception.SecurityGroupCannotBeApplied()
+
+
+@route("POST", ITEM + "/remove_security_group", "1.1", "1.14")
+def remove_security_group(req: ApiRequest, container_ident: str) -> webob.Response:
+    container, name = _security_group(req, container_ident, "containers.remove_security_group",
+                                      "container:remove_security_group",
+                                      "remove_security_group")
+    if name not in (container.security_groups or []):
+        raise exception.InvalidValue(
+            message=f"Security group {name} was not added to container.")
+    raise exception.SecurityGroupCannotBeRemoved()
+
+
+@route("POST", ITEM + "/network_detach", "1.6")
+def network_detach(req: ApiRequest, container_ident: str) -> webob.Response:
+    params = _validate_merged_query(req, "containers.network_detach")
+    container = _lookup(req, container_ident, "container:network_detach")
+    addresses = container.addresses or {}
+    network = params.get("network")
+    if network is None:
+        port = params["port"]
+        network = next((net for net, addrs in addresses.items()
+                        if any((a or {}).get("port") == port for a in addrs or [])), None)
+        if network is None:
+            raise exception.Invalid(
+                message=f"Port {port} is not attached to container {container.uuid}.")
+    elif network not in addresses:
+        raise exception.Invalid(
+            message=f"Network {network} is not attached to container {container.uuid}.")
+    _api().network_detach(req.context, container, network=network)
+    return null_reply(202)
+
+
+@route("POST", ITEM + "/network_attach", "1.8")
+def network_attach(req: ApiRequest, container_ident: str) -> webob.Response:
+    params = _validate_merged_query(req, "containers.network_attach")
+    container = _lookup(req, container_ident, "container:network_attach")
+    if params.get("port"):
+        # Ports are Neutron's; the embedded networking attaches networks only.
+        raise exception.PortNotFound(port=params["port"])
+    api_common.require_params(params, ["network"])
+    network = params["network"]
+    if network in (container.addresses or {}):
+        raise exception.Invalid(
+            message=f"Network {network} is already attached to container {container.uuid}.")
+    _api().network_attach(req.context, container, network=network,
+                          fixed_ip=params.get("fixed_ip"))
+    return null_reply(200)
+
+
+# --- calls --------------------------------------------------------------------------------------
+
+@route("GET", ITEM + "/logs")
+def container_logs(req: ApiRequest, container_ident: str) -> webob.Response:
+    params = _validate_merged_query(req, "containers.query_param_logs")
+    container = _lookup(req, container_ident, "container:logs")
+    tail = _opt(params.get("tail"))
+    since = _opt(params.get("since"))
+    logs = _api().call(container, "logs", lambda host: _api().rpcapi.container_logs(
+        req.context, host, container.uuid, stdout=_bool(params, "stdout", True),
+        stderr=_bool(params, "stderr", True), timestamps=_bool(params, "timestamps", False),
+        tail=tail if tail not in (None, "") else "all", since=since))
+    return json_reply(logs)
+
+
+def _proxy_url(container_uuid: str, token: str, exec_id: str | None = None) -> str:
+    base = str(zun_utils.conf_value("websocket_proxy", "base_url", "ws://127.0.0.1:6784/"))
+    url = f"{base}?token={token}&uuid={container_uuid}"
+    return f"{url}&exec_id={exec_id}" if exec_id else url
+
+
+@route("POST", ITEM + "/execute")
+def execute(req: ApiRequest, container_ident: str) -> webob.Response:
+    params = _validate_merged_query(req, "containers.query_param_execute_command")
+    api_common.require_params(params, ["command"])
+    container = _lookup(req, container_ident, "container:execute")
+    run = _bool(params, "run", True)
+    interactive = _bool(params, "interactive", False)
+    try:
+        command = shlex.split(params["command"])
+    except ValueError as exc:
+        raise exception.InvalidValue(message=f"Invalid command: {exc}") from None
+    result = _api().call(container, "execute", lambda host: _api().rpcapi.container_exec(
+        req.context, host, container.uuid, command=command, run=run,
+        interactive=interactive)) or {}
+    if run:
+        body = {"output": result.get("output"), "exit_code": result.get("exit_code"),
+                "exec_id": None, "proxy_url": None}
+    else:
+        exec_id = result.get("exec_id")
+        url = result.get("proxy_url") or _proxy_url(container.uuid, result.get("token", ""),
+                                                    exec_id)
+        body = {"output": None, "exit_code": None, "exec_id": exec_id, "proxy_url": url}
+    return json_reply(body)
+
+
+@route("POST", ITEM + "/execute_resize")
+def execute_resize(req: ApiRequest, container_ident: str) -> webob.Response:
+    params = _validate_merged_query(req, "containers.query_param_execute_resize")
+    api_common.require_params(params, ["exec_id"])
+    container = _lookup(req, container_ident, "container:execute_resize")
+    _api().call(container, "execute_resize", lambda host: _api().rpcapi.container_exec_resize(
+        req.context, host, container.uuid, exec_id=params["exec_id"],
+        height=_opt_int(params.get("h")), width=_opt_int(params.get("w"))))
+    return null_reply(200)
+
+
+@route("GET", ITEM + "/attach")
+def attach(req: ApiRequest, container_ident: str) -> webob.Response:
+    container = _lookup(req, container_ident, "container:attach")
+    zun_utils.validate_container_state(container, "attach")
+    if not container.interactive:
+        raise exception.NoInteractiveFlag(
+            msg=f"Cannot attach to container {container.uuid}: it was not created with the "
+                "interactive flag.")
+    result = _api().call(container, None, lambda host: _api().rpcapi.container_attach(
+        req.context, host, container.uuid))
+    if isinstance(result, dict):
+        url = result.get("url") or _proxy_url(container.uuid, result.get("token", ""))
+    else:
+        url = result
+    return json_reply(url)
+
+
+@route("POST", ITEM + "/resize")
+def resize(req: ApiRequest, container_ident: str) -> webob.Response:
+    params = _validate_merged_query(req, "containers.query_param_resize")
+    container = _lookup(req, container_ident, "container:resize")
+    _api().call(container, "resize", lambda host: _api().rpcapi.container_resize(
+        req.context, host, container.uuid, height=_opt_int(params.get("h")),
+        width=_opt_int(params.get("w"))))
+    return null_reply(200)
+
+
+@route("GET", ITEM + "/top")
+def top(req: ApiRequest, container_ident: str) -> webob.Response:
+    params = _validate_merged_query(req, "containers.query_param_top")
+    container = _lookup(req, container_ident, "container:top")
+    result = _api().call(container, "top", lambda host: _api().rpcapi.container_top(
+        req.context, host, container.uuid, ps_args=_opt(params.get("ps_args"))))
+    return json_reply(result)
+
+
+def _get_archive(req: ApiRequest, container_ident: str, encoded: bool) -> webob.Response:
+    params = req.merged_params()
+    api_common.require_params(params, ["path"])
+    container = _lookup(req, container_ident, "container:get_archive")
+    result = _api().call(container, "get_archive",
+                         lambda host: _api().rpcapi.container_get_archive(
+                             req.context, host, container.uuid, path=params["path"])) or {}
+    data = result.get("data")
+    if not encoded and isinstance(data, str):
+        # Before 1.25 the tar went out as a string: one character per byte.
+        data = base64.b64decode(data).decode("latin-1")
+    return json_reply({"data": data, "stat": result.get("stat")})
+
+
+@route("GET", ITEM + "/get_archive", "1.1", "1.24")
+def get_archive_raw(req: ApiRequest, container_ident: str) -> webob.Response:
+    return _get_archive(req, container_ident, encoded=False)
+
+
+@route("GET", ITEM + "/get_archive", "1.25")
+def get_archive(req: ApiRequest, container_ident: str) -> webob.Response:
+    return _get_archive(req, container_ident, encoded=True)
+
+
+def _put_archive(req: ApiRequest, container_ident: str, encoded: bool) -> webob.Response:
+    params = req.merged_params()
+    api_common.require_params(params, ["path", "data"])
+    container = _lookup(req, container_ident, "container:put_archive")
+    data = params["data"]
+    if not encoded:
+        try:
+            raw = data.encode("latin-1")
+        except UnicodeEncodeError:
+            raw = data.encode("utf-8")
+        data = base64.b64encode(raw).decode("ascii")
+    elif not isinstance(data, str):
+        raise exception.Base64Exception()
+    else:
+        try:
+            base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            raise exception.Base64Exception() from None
+    _api().call(container, "put_archive", lambda host: _api().rpcapi.container_put_archive(
+        req.context, host, container.uuid, path=params["path"], data_b64=data))
+    return null_reply(200)
+
+
+@route("POST", ITEM + "/put_archive", "1.1", "1.24")
+def put_archive_raw(req: ApiRequest, container_ident: str) -> webob.Response:
+    return _put_archive(req, container_ident, encoded=False)
+
+
+@route("POST", ITEM + "/put_archive", "1.25")
+def put_archive(req: ApiRequest, container_ident: str) -> webob.Response:
+    return _put_archive(req, container_ident, encoded=True)
+
+
+@route("GET", ITEM + "/stats")
+def stats(req: ApiRequest, container_ident: str) -> webob.Response:
+    container = _lookup(req, container_ident, "container:stats")
+    result = _api().call(container, "stats", lambda host: _api().rpcapi.container_stats(
+        req.context, host, container.uuid))
+    return json_reply(result)
+
+
+# --- network_list (no policy in Zun: whoever sees the container sees its addresses) ---------------
+
+def _network_list(req: ApiRequest, container_ident: str, legacy: bool) -> webob.Response:
+    container = _lookup(req, container_ident, None)
+    entries = net_addresses.network_list_entries(container.addresses, legacy=legacy)
+    return json_reply({"networks": entries})
+
+
+@route("GET", ITEM + "/network_list", "1.13", "1.17")
+def network_list_legacy(req: ApiRequest, container_ident: str) -> webob.Response:
+    return _network_list(req, container_ident, legacy=True)
+
+
+@route("GET", ITEM + "/network_list", "1.18")
+def network_list(req: ApiRequest, container_ident: str) -> webob.Response:
+    return _network_list(req, container_ident, legacy=False)

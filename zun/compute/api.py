@@ -1,0 +1,462 @@
+"""The API side of container operations: state checks, quota, scheduling, audit, RPC.
+
+Every request that changes a container leaves a persisted, explainable state:
+
+* create: the row is inserted (``Creating``) in the same transaction that enforces the quota;
+  scheduling then claims resources atomically on one host and records the ``create`` action;
+  the cast follows. No host: the row goes to ``Error`` "There are not enough hosts available."
+  (202, as in Zun). Any later failure (scheduler bug, bus down) puts the row in ``Error`` with
+  the reason and gives the claim back. Quota usage is derived from rows, as in Zun, so an
+  ``Error`` row keeps counting until it is deleted.
+* actions sent to a node (casts): the host must be up, then ONE conditional UPDATE sets
+  ``task_state`` (compare-and-swap: the status must allow the action and no other action may
+  be under way), the action is recorded, and the cast is sent. Two concurrent requests: one
+  wins, the other gets 409. If the cast cannot be sent, the task state is put back.
+* calls: the host must be up; the call waits a bounded time.
+
+Lost races are answered with Zun's 409 ``InvalidStateException``: "Cannot <action> container
+<uuid> in <Status> state", plus " (another action is in progress)" when the status allowed the
+action but a task was already running.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import random
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from oslo_utils import uuidutils
+from sqlalchemy.orm import Session
+
+from zun.common import consts, exception
+from zun.common import utils as zun_utils
+from zun.common.context import RequestContext
+from zun.compute import claims
+from zun.compute import rpcapi as rpcapi_mod
+from zun.db import engine, models
+from zun.db.queries import actions as action_q
+from zun.db.queries import compute_nodes
+from zun.db.queries import containers as container_q
+from zun.scheduler import filters, scheduler
+
+LOG = logging.getLogger(__name__)
+
+UNEXPECTED_REASON = "Unexpected exception occurred."
+IN_PROGRESS_SUFFIX = " (another action is in progress)"
+
+# Task states of the contract that the shared constants may not define yet.
+CONTAINER_RESIZING = getattr(consts, "CONTAINER_RESIZING", "container_resizing")
+CONTAINER_COMMITTING = getattr(consts, "CONTAINER_COMMITTING", "container_committing")
+
+_GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota",
+          "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau",
+          "upsilon", "phi", "chi", "psi", "omega")
+
+
+def generate_name() -> str:
+    """A name like Zun's generated ones: ``<greek letter>-<1..24>-container``."""
+    return f"{random.choice(_GREEK)}-{random.randint(1, 24)}-container"
+
+
+def _enforce_quota(session: Session, context: RequestContext, project_id: str | None,
+                   requested: Mapping[str, float]) -> None:
+    """Adapter to zun.common.quota (written by another helper); no-op until it exists."""
+    try:
+        quota = importlib.import_module("zun.common.quota")
+    except ModuleNotFoundError as exc:
+        if exc.name != "zun.common.quota":
+            raise
+        return
+    enforce = getattr(quota, "enforce_in_transaction", None)
+    if enforce is not None:
+        enforce(session, context, project_id, dict(requested))
+
+
+@dataclass
+class CreateRequest:
+    """Everything create needs beyond the row's own values."""
+
+    values: dict[str, Any]
+    run: bool = False
+    requested_networks: list[dict[str, Any]] = field(default_factory=list)
+    requested_volumes: list[dict[str, Any]] = field(default_factory=list)
+    requested_host: str | None = None
+    availability_zone: str | None = None
+    hints: dict[str, Any] = field(default_factory=dict)
+
+
+def _state_error(container: models.Container, action: str) -> exception.InvalidStateException:
+    return exception.InvalidStateException(id=container.uuid, action=action,
+                                           actual_state=container.status)
+
+
+class ContainerAPI:
+    """Operations on containers for the REST handlers (one instance per process is enough)."""
+
+    def __init__(self, rpcapi: rpcapi_mod.ContainerRPCAPI | None = None) -> None:
+        self._rpcapi = rpcapi
+
+    @property
+    def rpcapi(self) -> rpcapi_mod.ContainerRPCAPI:
+        return self._rpcapi or rpcapi_mod.get_rpcapi()
+
+    # --- create ---------------------------------------------------------------------------
+
+    def create(self, context: RequestContext, request: CreateRequest) -> str:
+        """Insert, schedule, claim, record and cast; returns the new container's UUID."""
+        values = dict(request.values)
+        values.setdefault("uuid", uuidutils.generate_uuid())
+        uuid = values["uuid"]
+        cpu, memory_mb, disk_gb = claims.container_resources(
+            values.get("cpu"), values.get("memory"), values.get("disk"))
+        self._insert(context, values, request.requested_host,
+                     {"containers": 1, "cpu": cpu, "memory": memory_mb, "disk": disk_gb})
+        sched_request = filters.Request(
+            cpu=cpu, memory_mb=memory_mb, disk_gb=disk_gb, runtime=values.get("runtime"),
+            availability_zone=request.availability_zone, hints=request.hints)
+        try:
+            host = self._schedule(context, uuid, sched_request, request.requested_host)
+        except exception.NoValidHost:
+            self._mark_error(uuid, scheduler.NO_VALID_HOST_REASON)
+            return uuid
+        except Exception:
+            LOG.exception("Scheduling container %s failed", uuid)
+            self._mark_error(uuid, UNEXPECTED_REASON)
+            raise
+        try:
+            self.rpcapi.container_create(
+                context, host, uuid, run=request.run,
+                requested_networks=request.requested_networks,
+                requested_volumes=request.requested_volumes)
+        except Exception as exc:
+            LOG.exception("Sending container_create for %s to %s failed", uuid, host)
+            self._undo_create_cast(context, uuid, host, (cpu, memory_mb, disk_gb), exc)
+            raise
+        return uuid
+
+    @engine.retry_on_deadlock
+    def _insert(self, context: RequestContext, values: dict[str, Any],
+                requested_host: str | None, requested: Mapping[str, float]) -> None:
+        scope = str(zun_utils.conf_value("compute", "unique_container_name_scope", "") or "")
+        with engine.transaction() as session:
+            container_q.ensure_name_available(session, values.get("name"), scope,
+                                              values.get("project_id"))
+            if requested_host and not compute_nodes.hostname_exists(session, requested_host):
+                raise exception.RequestedHostNotFound(host=requested_host)
+            # The quota lock is held until this transaction commits the new row.
+            _enforce_quota(session, context, values.get("project_id"), requested)
+            container_q.insert(session, {**values, "status": consts.CREATING,
+                                         "task_state": None})
+
+    @engine.retry_on_deadlock
+    def _schedule(self, context: RequestContext, uuid: str, request: filters.Request,
+                  requested_host: str | None) -> str:
+        with engine.transaction() as session:
+            host = scheduler.select_and_claim(session, request, requested_host)
+            container_q.update(session, uuid, {"host": host,
+                                               "task_state": consts.CONTAINER_CREATING})
+            action_q.start_action(session, context, uuid, "create")
+        return host
+
+    @staticmethod
+    def _mark_error(uuid: str, reason: str) -> None:
+        with engine.transaction() as session:
+            container_q.update(session, uuid, {"status": consts.ERROR, "status_reason": reason,
+                                               "task_state": None})
+
+    @staticmethod
+    def _undo_create_cast(context: RequestContext, uuid: str, host: str,
+                          resources: tuple[float, int, int], exc: BaseException) -> None:
+        with engine.transaction() as session:
+            container_q.update(session, uuid, {
+                "status": consts.ERROR, "task_state": None, "host": None,
+                "status_reason": f"The create request could not be sent to host {host}: {exc}"})
+            claims.release(session, host, *resources)
+            action_q.finish_action(session, uuid, context.request_id, error=True)
+
+    # --- lookups --------------------------------------------------------------------------
+
+    @staticmethod
+    def get(context: RequestContext, ident: str,
+            all_projects: bool | None = None) -> models.Container:
+        with engine.transaction(readonly=True) as session:
+            return container_q.get_by_ident(session, context, ident, all_projects)
+
+    def refreshed_view_row(self, context: RequestContext,
+                           container: models.Container) -> dict[str, Any]:
+        """The stored view columns, refreshed from the node when its host is up.
+
+        A host that is down or slow only costs the refresh: the stored copy is returned, as
+        in Zun (which logged ContainerHostNotUp and answered 200).
+        """
+        with engine.transaction(readonly=True) as session:
+            row = container_q.get_view_row(session, container.uuid)
+        if row is None:
+            raise container_q.not_found(container.uuid)
+        data = row._asdict()
+        if container.host:
+            try:
+                fresh = self.rpcapi.container_show(context, container.host, container.uuid)
+            except Exception as exc:  # noqa: BLE001 - any refresh failure falls back to the DB
+                LOG.info("Showing container %s from the database: %s", container.uuid, exc)
+            else:
+                if isinstance(fresh, Mapping):
+                    for key, value in fresh.items():
+                        if key in container_q.VIEW_COLUMNS and key != "uuid":
+                            data[key] = value
+        return data
+
+    # --- casts with compare-and-swap --------------------------------------------------------
+
+    def _claim_task(self, context: RequestContext, container: models.Container,
+                    state_key: str, action: str | None, values: Mapping[str, Any], *,
+                    statuses: Iterable[str] | None = None, idle: bool = True,
+                    verb: str | None = None) -> None:
+        """CAS ``values`` (which include the task state) and record ``action``, or 409."""
+        allowed = list(statuses if statuses is not None else zun_utils.VALID_STATES[state_key])
+        with engine.transaction() as session:
+            won = container_q.compare_and_set(session, container.uuid, values,
+                                              statuses=allowed, expect_idle=idle)
+            if not won:
+                current = container_q.get_by_uuid(session, container.uuid)
+                if current is None:
+                    raise container_q.not_found(container.uuid)
+                error = _state_error(current, verb or state_key)
+                if current.status in allowed:
+                    error = exception.InvalidStateException(
+                        message=error.message + IN_PROGRESS_SUFFIX)
+                raise error
+            if action:
+                action_q.start_action(session, context, container.uuid, action)
+
+    @staticmethod
+    def _release_task(context: RequestContext, container: models.Container, task_state: str,
+                      restore: Mapping[str, Any]) -> None:
+        with engine.transaction() as session:
+            container_q.compare_and_set(session, container.uuid,
+                                        {"task_state": None, **restore},
+                                        expect_task_state=task_state)
+            action_q.finish_action(session, container.uuid, context.request_id, error=True)
+
+    def _cast_action(self, context: RequestContext, container: models.Container,
+                     state_key: str | None, action: str | None, task_state: str,
+                     send: Callable[[str], None], *, extra: Mapping[str, Any] | None = None,
+                     statuses: Iterable[str] | None = None, idle: bool = True,
+                     verb: str | None = None) -> None:
+        if state_key is not None:
+            zun_utils.validate_container_state(container, state_key)
+        host = self.rpcapi.require_up(container.host, container.uuid)
+        values = {"task_state": task_state, **(extra or {})}
+        if statuses is None and state_key is None:
+            statuses = consts.CONTAINER_STATUSES
+        self._claim_task(context, container, state_key or "", action, values,
+                         statuses=statuses, idle=idle, verb=verb or state_key)
+        try:
+            send(host)
+        except Exception:
+            restore = {key: getattr(container, key) for key in (extra or {})}
+            self._release_task(context, container, task_state, restore)
+            raise
+
+    def start(self, context: RequestContext, container: models.Container) -> None:
+        self._cast_action(context, container, "start", "start", consts.CONTAINER_STARTING,
+                          lambda h: self.rpcapi.container_start(context, h, container.uuid))
+
+    def stop(self, context: RequestContext, container: models.Container,
+             timeout: int | None) -> None:
+        self._cast_action(context, container, "stop", "stop", consts.CONTAINER_STOPPING,
+                          lambda h: self.rpcapi.container_stop(context, h, container.uuid,
+                                                               timeout))
+
+    def reboot(self, context: RequestContext, container: models.Container,
+               timeout: int | None) -> None:
+        self._cast_action(context, container, "reboot", "reboot", consts.CONTAINER_REBOOTING,
+                          lambda h: self.rpcapi.container_reboot(context, h, container.uuid,
+                                                                 timeout),
+                          extra={"status": consts.RESTARTING})
+
+    def pause(self, context: RequestContext, container: models.Container) -> None:
+        self._cast_action(context, container, "pause", "pause", consts.CONTAINER_PAUSING,
+                          lambda h: self.rpcapi.container_pause(context, h, container.uuid))
+
+    def unpause(self, context: RequestContext, container: models.Container) -> None:
+        self._cast_action(context, container, "unpause", "unpause",
+                          consts.CONTAINER_UNPAUSING,
+                          lambda h: self.rpcapi.container_unpause(context, h, container.uuid))
+
+    def kill(self, context: RequestContext, container: models.Container,
+             signal: str | None) -> None:
+        self._cast_action(context, container, "kill", "kill", consts.CONTAINER_KILLING,
+                          lambda h: self.rpcapi.container_kill(context, h, container.uuid,
+                                                               signal))
+
+    def rebuild(self, context: RequestContext, container: models.Container, *,
+                image: str | None, image_driver: str | None) -> None:
+        # run is decided by the status we saw, so the CAS requires that very status.
+        run = container.status == consts.RUNNING
+        extra: dict[str, Any] = {"status": consts.REBUILDING}
+        if image:
+            extra["image"] = image
+        if image_driver:
+            extra["image_driver"] = image_driver
+        self._cast_action(
+            context, container, "rebuild", "rebuild", consts.CONTAINER_REBUILDING,
+            lambda h: self.rpcapi.container_rebuild(
+                context, h, container.uuid, run=run, image=image or container.image,
+                image_driver=image_driver or container.image_driver),
+            extra=extra, statuses=[container.status])
+
+    def resize_container(self, context: RequestContext, container: models.Container, *,
+                         cpu: float | None, memory: str | None) -> None:
+        self._cast_action(context, container, "resize_container", "update",
+                          CONTAINER_RESIZING,
+                          lambda h: self.rpcapi.resize_container(
+                              context, h, container.uuid, cpu=cpu, memory=memory))
+
+    def network_attach(self, context: RequestContext, container: models.Container, *,
+                       network: str, fixed_ip: str | None) -> None:
+        self._cast_action(context, container, None, "network_attach",
+                          consts.NETWORK_ATTACHING,
+                          lambda h: self.rpcapi.network_attach(
+                              context, h, container.uuid, network=network, fixed_ip=fixed_ip),
+                          verb="network_attach")
+
+    def network_detach(self, context: RequestContext, container: models.Container, *,
+                       network: str) -> None:
+        self._cast_action(context, container, None, "network_detach",
+                          consts.NETWORK_DETACHING,
+                          lambda h: self.rpcapi.network_detach(
+                              context, h, container.uuid, network=network),
+                          verb="network_detach")
+
+    def commit(self, context: RequestContext, container: models.Container, *,
+               repository: str, tag: str | None) -> str:
+        """Create the image row, then cast the commit; returns the new image's UUID."""
+        zun_utils.validate_container_state(container, "commit")
+        host = self.rpcapi.require_up(container.host, container.uuid)
+        image_uuid = uuidutils.generate_uuid()
+        self._claim_task(context, container, "commit", "commit",
+                         {"task_state": CONTAINER_COMMITTING})
+        try:
+            with engine.transaction() as session:
+                session.add(models.Image(
+                    uuid=image_uuid, repo=repository, tag=tag or "latest", host=host,
+                    project_id=context.project_id, user_id=context.user_id))
+            self.rpcapi.container_commit(context, host, container.uuid,
+                                         repository=repository, tag=tag,
+                                         image_uuid=image_uuid)
+        except Exception:
+            self._release_task(context, container, CONTAINER_COMMITTING, {})
+            raise
+        return image_uuid
+
+    # --- delete -------------------------------------------------------------------------------
+
+    def delete(self, context: RequestContext, container: models.Container, *, force: bool,
+               stop: bool) -> None:
+        """Delete (204): at once when the container has no host, else by the node."""
+        if stop:
+            state_key = "delete_after_stop"
+        elif force:
+            state_key = "delete_force"
+        else:
+            state_key = "delete"
+        zun_utils.validate_container_state(container, state_key)
+        allowed = zun_utils.VALID_STATES[state_key]
+        if not container.host:
+            with engine.transaction() as session:
+                if not container_q.destroy(session, container.uuid, statuses=allowed):
+                    current = container_q.get_by_uuid(session, container.uuid)
+                    if current is None:
+                        return
+                    raise _state_error(current, state_key)
+            return
+        stop_first = bool(stop and container.status == consts.RUNNING)
+        self._cast_action(
+            context, container, state_key, "delete", consts.CONTAINER_DELETING,
+            lambda h: self.rpcapi.container_delete(context, h, container.uuid, force=force,
+                                                   stop_first=stop_first),
+            extra={"status": consts.DELETING}, idle=not force)
+
+    # --- updates --------------------------------------------------------------------------
+
+    @staticmethod
+    def rename(context: RequestContext, container: models.Container, name: str) -> None:
+        scope = str(zun_utils.conf_value("compute", "unique_container_name_scope", "") or "")
+        with engine.transaction() as session:
+            container_q.ensure_name_available(session, name, scope, container.project_id,
+                                              exclude_uuid=container.uuid)
+            container_q.update(session, container.uuid, {"name": name})
+
+    def update(self, context: RequestContext, container: models.Container,
+               changes: Mapping[str, Any]) -> None:
+        """PATCH: name/auto_heal saved directly; cpu/memory applied live on the node first.
+
+        The new limits are checked against the quota and claimed on the host in one
+        transaction, then the node is asked to apply them; if it refuses, both are undone.
+        """
+        zun_utils.validate_container_state(container, "update")
+        direct = {k: v for k, v in changes.items() if k in ("name", "auto_heal")}
+        live = {k: v for k, v in changes.items() if k in ("cpu", "memory")}
+        if "name" in direct and direct["name"] is not None:
+            self.rename(context, container, direct["name"])
+        if "auto_heal" in direct:
+            with engine.transaction() as session:
+                container_q.update(session, container.uuid, {"auto_heal": direct["auto_heal"]})
+        if not live:
+            return
+        host = self.rpcapi.require_up(container.host, container.uuid)
+        old = claims.container_resources(container.cpu, container.memory, None)
+        new = claims.container_resources(live.get("cpu", container.cpu),
+                                         live.get("memory", container.memory), None)
+        delta_cpu, delta_mem = new[0] - old[0], new[1] - old[1]
+        self._apply_resource_delta(context, container, host, delta_cpu, delta_mem, live)
+        try:
+            self.rpcapi.container_update(context, host, container.uuid,
+                                         cpu=live.get("cpu"), memory=live.get("memory"))
+        except Exception:
+            restore = {"cpu": container.cpu, "memory": container.memory}
+            self._apply_resource_delta(context, container, host, -delta_cpu, -delta_mem,
+                                       restore, enforce=False)
+            raise
+
+    @staticmethod
+    def _apply_resource_delta(context: RequestContext, container: models.Container,
+                              host: str, delta_cpu: float, delta_mem: int,
+                              values: Mapping[str, Any], enforce: bool = True) -> None:
+        with engine.transaction() as session:
+            if enforce:
+                _enforce_quota(session, context, container.project_id,
+                               {"containers": 0, "cpu": max(delta_cpu, 0),
+                                "memory": max(delta_mem, 0), "disk": 0})
+            container_q.update(session, container.uuid, dict(values))
+            grow_cpu, grow_mem = max(delta_cpu, 0), max(delta_mem, 0)
+            if (grow_cpu or grow_mem) and not claims.claim(session, host, grow_cpu, grow_mem):
+                raise exception.Conflict(
+                    message=f"Host {host} does not have enough resources for this update.")
+            shrink_cpu, shrink_mem = max(-delta_cpu, 0), max(-delta_mem, 0)
+            if shrink_cpu or shrink_mem:
+                claims.release(session, host, shrink_cpu, shrink_mem)
+
+    # --- calls ----------------------------------------------------------------------------
+
+    def call(self, container: models.Container, state_key: str | None,
+             send: Callable[[str], Any]) -> Any:
+        """Check the state (409) and the host (409 when down), then run the call."""
+        if state_key is not None:
+            zun_utils.validate_container_state(container, state_key)
+        host = self.rpcapi.require_up(container.host, container.uuid)
+        return send(host)
+
+
+_API: ContainerAPI | None = None
+
+
+def get_api() -> ContainerAPI:
+    global _API
+    if _API is None:
+        _API = ContainerAPI()
+    return _API
