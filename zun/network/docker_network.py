@@ -53,8 +53,9 @@ __all__ = [
     "LABEL_MANAGED", "LABEL_NEUTRON_NET", "LABEL_PROJECT", "LABEL_USER",
     "SecurityGroupsNotSupported", "addresses_for", "check_security_groups", "connect",
     "create_network", "delete_network", "disconnect", "ensure_project_network",
-    "list_container_networks", "port_bindings", "project_network_lock", "project_network_name",
-    "published_ports", "remove_project_network_if_unused",
+    "ensure_project_network_locked", "list_container_networks", "port_bindings",
+    "project_network_lock", "project_network_name", "published_ports",
+    "remove_project_network_if_unused", "remove_project_network_if_unused_locked",
 ]
 
 
@@ -101,7 +102,9 @@ def project_network_lock(client: docker.DockerClient, project_id: str) -> Iterat
 
 def _docker_error(err: docker.errors.APIError) -> exception.ZunException:
     explanation = str(err.explanation or err)
-    if err.status_code == 400:
+    # 400 and 403 are the engine refusing the request itself (bad or overlapping subnet, a
+    # fixed IP on an auto-allocated subnet): the caller's to fix, not a server fault.
+    if err.status_code in (400, 403):
         return exception.Invalid(message=explanation)
     return exception.DockerError(error_msg=explanation)
 

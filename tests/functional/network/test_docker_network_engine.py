@@ -148,6 +148,10 @@ def test_fixed_ip_on_network_with_explicit_subnet(docker_client, network_names,
     network_names.append(name)
     view = dn.create_network(docker_client, name, cidr="10.213.7.0/24")
     assert view["subnets"] == ["10.213.7.0/24"]
+    overlapping = f"{name}-overlap"
+    network_names.append(overlapping)
+    with pytest.raises(exception.Invalid):
+        dn.create_network(docker_client, overlapping, cidr="10.213.7.128/25")
     container = run_container("sleep 300")
     dn.connect(docker_client, container.id, name, ip="10.213.7.42")
     [entry] = dn.addresses_for(docker_client, container.id)[name]
