@@ -41,7 +41,8 @@ apt_install() {
 }
 
 pkg_installed() {
-    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
+    # No pipe into `grep -q`: with pipefail an early-exiting grep can turn success into SIGPIPE.
+    [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" == "install ok installed" ]]
 }
 
 # Pids of dockerd processes that share our network namespace; a dockerd started inside another
@@ -56,9 +57,22 @@ our_dockerd_pids() {
     done
 }
 
+# remove_stale_pidfile FILE COMM: drop FILE unless its pid is a live process named COMM.
+remove_stale_pidfile() {
+    local file=$1 comm=$2 pid
+    [[ -f "$file" ]] || return 0
+    pid="$(cat "$file" 2>/dev/null || true)"
+    if [[ -n "$pid" && "$(cat "/proc/$pid/comm" 2>/dev/null)" == "$comm" ]]; then
+        return 0
+    fi
+    log "removing stale $file (pid ${pid:-none} is not a running $comm)"
+    rm -f "$file"
+}
+
 # --- packages -------------------------------------------------------------------------------
 missing=()
-command -v dockerd >/dev/null || missing+=(docker.io)
+# docker.io carries both the engine and the CLI (a CLI may also come from elsewhere).
+if ! command -v dockerd >/dev/null || ! command -v docker >/dev/null; then missing+=(docker.io); fi
 # The test image needs a *static* busybox; Debian's plain "busybox" package is dynamically linked.
 pkg_installed busybox-static || missing+=(busybox-static)
 command -v docker-registry >/dev/null || missing+=(docker-registry)
@@ -84,6 +98,11 @@ else
         log "mounting cgroup hierarchies"
         cgroupfs-mount
     fi
+    # Pid files left by a dockerd/containerd that was killed (CI ends every process a session
+    # left running): if the pid now belongs to some other process, dockerd would refuse to start
+    # or wait for a containerd that is not there.
+    remove_stale_pidfile /var/run/docker.pid dockerd
+    remove_stale_pidfile /var/run/docker/containerd/containerd.pid containerd
     log "starting dockerd (log: $DOCKERD_LOG)"
     # setsid + closed stdio: dockerd must outlive this script and must not hold a caller's pipe
     # open (a CI runner waits for EOF on its output) nor be killed with our process group.

@@ -132,7 +132,13 @@ start_registry() {
     log "starting registry on 127.0.0.1:$port (auth: $auth; log: $dir/registry.log)"
     # Own session and closed stdio: it must outlive this script and not hold a caller's pipe.
     setsid docker-registry serve "$dir/config.yml" </dev/null >>"$dir/registry.log" 2>&1 &
-    echo $! > "$dir/registry.pid"
+    local started=$!
+    # setsid forks when it happens to lead its process group; then $! is not the registry.
+    if [[ "$(cat "/proc/$started/comm" 2>/dev/null)" != docker-regist* ]]; then
+        sleep 0.2
+        started="$(pgrep -n -f "^docker-registry serve $dir/config.yml\$" || echo "$started")"
+    fi
+    echo "$started" > "$dir/registry.pid"
     for _ in $(seq 100); do
         status="$(http_status "$port" /v2/)"
         if [[ "$status" == 200 || "$status" == 401 ]]; then return 0; fi
@@ -197,7 +203,7 @@ push_to() {
 busybox_bin() {
     local b
     for b in /bin/busybox /usr/bin/busybox; do
-        if [[ -x "$b" ]] && dpkg -S "$b" 2>/dev/null | grep -q '^busybox-static:'; then
+        if [[ -x "$b" && "$(dpkg -S "$b" 2>/dev/null)" == busybox-static:* ]]; then
             echo "$b"
             return 0
         fi
