@@ -1,0 +1,1 @@
+"""Zun's database: models (models), engine and sessions (engine), migrations (migration)."""

@@ -1,0 +1,94 @@
+"""Our migrations build, on MariaDB, exactly the schema of shared/reference/db-schema-mariadb.sql.
+
+Both sides go through the same strict parser (SHOW CREATE TABLE on the live side), and the
+columns are checked a second time through information_schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from _db_schema_dump import (
+    Table,
+    connect_mariadb,
+    live_tables,
+    parse_dump,
+    reference_dump_path,
+    schema_differences,
+)
+
+from zun.db import migration
+
+pytestmark = pytest.mark.mariadb
+
+# Indexes our later revisions add on top of Zun's schema (documented in their revisions).
+EXTRA_KEYS_AT_HEAD = {
+    "container": {"ix_container_host": ("host",), "ix_container_project_id": ("project_id",)},
+}
+
+
+@pytest.fixture(scope="module")
+def reference() -> dict[str, Table]:
+    return parse_dump(reference_dump_path().read_text())
+
+
+def test_base_revision_is_zuns_schema_exactly(
+    mariadb_url: Callable[[], str], reference: dict[str, Table]
+) -> None:
+    url = mariadb_url()
+    migration.upgrade(migration.BASE_REVISION, url=url)
+
+    assert schema_differences(reference, live_tables(url)) == []
+
+
+def test_head_is_zuns_schema_plus_documented_indexes(
+    mariadb_url: Callable[[], str], reference: dict[str, Table]
+) -> None:
+    url = mariadb_url()
+    migration.upgrade("head", url=url)
+
+    assert migration.version(url=url) == migration.head()
+    assert schema_differences(reference, live_tables(url), EXTRA_KEYS_AT_HEAD) == []
+
+
+def test_comparison_notices_a_difference(
+    mariadb_url: Callable[[], str], reference: dict[str, Table]
+) -> None:
+    # Without the allowance, head differs from Zun's schema by our two indexes: proof that the
+    # comparison above looks at keys at all.
+    url = mariadb_url()
+    migration.upgrade("head", url=url)
+
+    problems = schema_differences(reference, live_tables(url))
+
+    assert len(problems) == 1 and "ix_container_host" in problems[0]
+
+
+def test_columns_match_through_information_schema(
+    mariadb_url: Callable[[], str], reference: dict[str, Table]
+) -> None:
+    url = mariadb_url()
+    migration.upgrade("head", url=url)
+    conn = connect_mariadb(url)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(
+                "SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, EXTRA "
+                "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()"
+            )
+            rows = cur.fetchall()
+    finally:
+        conn.close()
+
+    live = {
+        (t, c): (ctype, nullable == "YES", default, extra.upper())
+        for t, c, ctype, nullable, default, extra in rows
+    }
+    expected = {
+        (t.name, name): (col.type, col.nullable, col.default, col.extra)
+        for t in reference.values()
+        for name, col in t.columns.items()
+    }
+    assert len(expected) == 238
+    assert live == expected
