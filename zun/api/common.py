@@ -99,7 +99,8 @@ def page_params(params: Mapping[str, Any], *, default_sort_key: str = "id") -> P
     checked by :func:`paginate` against the table.
     """
     limit = zun_utils.validate_limit(params.get("limit"))
-    sort_dir = zun_utils.validate_sort_dir(params.get("sort_dir") or "asc")
+    sort_dir = params.get("sort_dir")
+    sort_dir = zun_utils.validate_sort_dir("asc" if sort_dir is None else sort_dir)
     return Page(limit=limit, marker=params.get("marker") or None,
                 sort_key=params.get("sort_key") or default_sort_key, sort_dir=sort_dir,
                 resource_url=params.get("resource_url") or None)

@@ -50,13 +50,10 @@ def describe(exc: BaseException, request_id: str) -> tuple[int, str, str, str]:
     if isinstance(exc, exception.ZunException):
         status = int(getattr(exc, "code", 500) or 500)
         if status < 500:
-            name = type(exc).__name__
-            remote = name.endswith(REMOTE_SUFFIX)
-            if remote:
-                name = name[: -len(REMOTE_SUFFIX)]
-            code = "container." + exception.convert_excp_to_err_code(name)
-            if remote:
-                code += "-remote"
+            # "<Class>_Remote" (an exception that crossed RPC) derives "<class>-remote" by
+            # itself; deriving from the full name also keeps the original's quirks, e.g.
+            # InvalidUUID_Remote -> "invalid-remote".
+            code = "container." + exception.convert_excp_to_err_code(type(exc).__name__)
             message = strip_traceback(str(exc))
             return status, code, message, message
     else:
