@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     own, rest = _parse_own_args(argv[1:])
     state_dir = Path(own.state_dir or DEFAULT_STATE_DIR).resolve()
     apply_embedded_defaults(state_dir)
-    common.prepare([argv[0], *rest], default_config_files=[], prog="zun-all")
+    common.prepare(["zun-all", *rest], default_config_files=[])
     if own.port is not None:
         CONF.set_override("port", own.port, group="api")
     if own.bind is not None:

@@ -10,7 +10,7 @@ from zun.service import runner
 
 
 def main(argv: list[str] | None = None) -> int:
-    common.prepare(argv, prog="zun-api")
+    common.prepare(argv)
     from zun.api.app import build_app
     from zun.common import rpc
     from zun.db import engine

@@ -7,13 +7,12 @@ import sys
 from collections.abc import Sequence
 
 from zun.common import log as zun_log
-from zun.conf import CONF
+from zun.conf import CONF, parse_args
 
 
-def prepare(argv: Sequence[str] | None = None, default_config_files: list[str] | None = None,
-            prog: str | None = None) -> None:
-    argv = list(sys.argv if argv is None else argv)
-    CONF(argv[1:], project="zun", prog=prog, default_config_files=default_config_files)
+def prepare(argv: Sequence[str] | None = None,
+            default_config_files: list[str] | None = None) -> None:
+    parse_args(list(sys.argv if argv is None else argv), default_config_files)
     zun_log.setup(debug=CONF.debug)
 
 

@@ -10,7 +10,7 @@ from zun.service import runner
 
 
 def main(argv: list[str] | None = None) -> int:
-    common.prepare(argv, prog="zun-compute")
+    common.prepare(argv)
     from zun.common import rpc
     from zun.compute.agent import ComputeAgent
     from zun.db import engine

@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[1:3] != ["upgrade", "check"]:
         print("usage: zun-status upgrade check [--config-file FILE]", file=sys.stderr)
         return FAILURE
-    common.prepare([argv[0], *argv[3:]], prog="zun-status")
+    common.prepare([argv[0], *argv[3:]])
     worst = SUCCESS
     names = {SUCCESS: "Success", WARNING: "Warning", FAILURE: "Failure"}
     for title, check in CHECKS:

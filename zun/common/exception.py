@@ -120,7 +120,10 @@ class InvalidName(Invalid):
     code = 400
 
 class InvalidDiscoveryURL(Invalid):
-    message = "Received invalid discovery URL '%(discovery_url)s' for discovery endpoint '%(discovery_endpoint)s'."
+    message = (
+        "Received invalid discovery URL '%(discovery_url)s' for discovery endpoint "
+        "'%(discovery_endpoint)s'."
+    )
     code = 400
 
 class GetDiscoveryUrlFailed(ZunException):
@@ -160,7 +163,10 @@ class InvalidParameterValue(Invalid):
     code = 400
 
 class InvalidParamInVersion(Invalid):
-    message = 'Invalid param %(param)s because current request version is %(req_version)s. %(param)s is only supported from version %(min_version)s'
+    message = (
+        'Invalid param %(param)s because current request version is %(req_version)s. '
+        '%(param)s is only supported from version %(min_version)s'
+    )
     code = 400
 
 class InvalidQuotaValue(Invalid):
@@ -420,7 +426,10 @@ class PciDeviceWrongAddressFormat(ZunException):
     code = 500
 
 class PciDeviceInvalidDeviceName(ZunException):
-    message = 'Invalid PCI Whitelist: The PCI whitelist can specify devname or address, but not both'
+    message = (
+        'Invalid PCI Whitelist: The PCI whitelist can specify devname or address, but not '
+        'both'
+    )
     code = 500
 
 class PciDeviceNotFoundById(NotFound):
@@ -464,11 +473,17 @@ class PciDeviceVFInvalidStatus(Invalid):
     code = 400
 
 class PciDevicePFInvalidStatus(Invalid):
-    message = 'Physical Function %(compute_node_id)s:%(address)s, related to VF %(compute_node_id)s:%(vf_address)s is %(status)s instead of %(hopestatus)s'
+    message = (
+        'Physical Function %(compute_node_id)s:%(address)s, related to VF '
+        '%(compute_node_id)s:%(vf_address)s is %(status)s instead of %(hopestatus)s'
+    )
     code = 400
 
 class PciDeviceInvalidOwner(Invalid):
-    message = 'PCI device %(compute_node_id)s:%(address)s is owned by %(owner)s instead of %(hopeowner)s'
+    message = (
+        'PCI device %(compute_node_id)s:%(address)s is owned by %(owner)s instead of '
+        '%(hopeowner)s'
+    )
     code = 400
 
 class VolumeCreateFailed(Invalid):
@@ -580,7 +595,10 @@ class ResourceProviderNotFound(NotFound):
     code = 404
 
 class ResourceProviderSyncFailed(ZunException):
-    message = 'Failed to synchronize the placement service with resource provider information supplied by the compute host.'
+    message = (
+        'Failed to synchronize the placement service with resource provider information '
+        'supplied by the compute host.'
+    )
     code = 500
 
 class PlacementAPIConnectFailure(ZunException):
@@ -588,11 +606,17 @@ class PlacementAPIConnectFailure(ZunException):
     code = 500
 
 class PlacementAPIConflict(ZunException):
-    message = 'A conflict was encountered attempting to invoke the placement API at URL %(url)s: %(error)s'
+    message = (
+        'A conflict was encountered attempting to invoke the placement API at URL '
+        '%(url)s: %(error)s'
+    )
     code = 500
 
 class ResourceProviderUpdateConflict(PlacementAPIConflict):
-    message = 'A conflict was encountered attempting to update resource provider %(uuid)s (generation %(generation)d): %(error)s'
+    message = (
+        'A conflict was encountered attempting to update resource provider %(uuid)s '
+        '(generation %(generation)d): %(error)s'
+    )
     code = 500
 
 class InvalidResourceClass(Invalid):
@@ -604,11 +628,17 @@ class InvalidResourceAmount(Invalid):
     code = 400
 
 class InvalidInventory(Invalid):
-    message = "Inventory for '%(resource_class)s' on resource provider '%(resource_provider)s' invalid."
+    message = (
+        "Inventory for '%(resource_class)s' on resource provider '%(resource_provider)s' "
+        'invalid.'
+    )
     code = 400
 
 class InventoryInUse(InvalidInventory):
-    message = "Inventory for '%(resource_class)s' on resource provider '%(resource_provider)s' invalid."
+    message = (
+        "Inventory for '%(resource_class)s' on resource provider '%(resource_provider)s' "
+        'invalid.'
+    )
     code = 400
 
 class UsagesRetrievalFailed(ZunException):
@@ -632,7 +662,10 @@ class TraitCreationFailed(ZunException):
     code = 500
 
 class AllocationMoveFailed(ZunException):
-    message = 'Failed to move allocations from consumer %(source_consumer)s to consumer %(target_consumer)s. Error: %(error)s'
+    message = (
+        'Failed to move allocations from consumer %(source_consumer)s to consumer '
+        '%(target_consumer)s. Error: %(error)s'
+    )
     code = 500
 
 class ResourceProviderAllocationRetrievalFailed(ZunException):

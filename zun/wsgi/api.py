@@ -14,7 +14,7 @@ from zun.conf import CONF
 def init_application():
     files = os.environ.get("ZUN_CONFIG_FILES")
     default_files = [f for f in files.split(",") if f] if files else None
-    common.prepare(["zun-api"], default_config_files=default_files, prog="zun-api")
+    common.prepare(["zun-api"], default_config_files=default_files)
     from zun.api.app import build_app
     from zun.common import rpc
     from zun.db import engine

@@ -389,7 +389,8 @@ _RULES: list[tuple[str, str, list[tuple[str, str]], str]] = [
             ("GET", "/v1/containers/{container_ident}/container_actions/"),
             ("GET", "/v1/containers/{container_ident}/container_actions/{request_id}"),
         ],
-        "Guards GET /v1/containers/{container_ident}/container_actions/, GET /v1/containers/{container_ident}/container_actions/{request_id}.",
+        "Guards GET /v1/containers/{container_ident}/container_actions/ and "
+        "GET /v1/containers/{container_ident}/container_actions/{request_id}.",
     ),
     (
         "container:action:events",

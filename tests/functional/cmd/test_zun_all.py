@@ -1,0 +1,144 @@
+"""zun-all as a real process: versions, identity, single instance per state dir, clean stop."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ZUN_ALL = Path(sys.executable).parent / "zun-all"
+
+pytestmark = pytest.mark.docker
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict, dict]:
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, dict(resp.headers), json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as err:
+        return err.code, dict(err.headers), json.loads(err.read() or b"null")
+
+
+class Running:
+    def __init__(self, state_dir: Path, port: int) -> None:
+        self.state_dir, self.port = state_dir, port
+        self.log = state_dir.parent / f"zun-all-{port}.log"
+        self.proc = subprocess.Popen(
+            [str(ZUN_ALL), "--state-dir", str(state_dir), "--port", str(port)],
+            stdout=subprocess.DEVNULL, stderr=self.log.open("wb"))
+        self.url = f"http://127.0.0.1:{port}"
+
+    def wait_ready(self, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"zun-all exited: {self.log.read_text()[-3000:]}")
+            try:
+                if _get(self.url + "/")[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise AssertionError("zun-all did not answer in time")
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                return self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("zun-all did not stop within 30 s of SIGTERM") from None
+        return self.proc.returncode
+
+
+@pytest.fixture
+def zun_all(tmp_path: Path):
+    server = Running(tmp_path / "state", _free_port())
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+def test_versions_document(zun_all: Running) -> None:
+    status, headers, body = _get(zun_all.url + "/")
+    assert status == 200
+    assert body["versions"][0]["max_version"] == "1.40"
+    assert body["versions"][0]["min_version"] == "1.1"
+    assert body["versions"][0]["status"] == "CURRENT"
+    assert headers["X-Openstack-Request-Id"].startswith("req-")
+
+
+def test_v1_document_echoes_version(zun_all: Running) -> None:
+    status, headers, body = _get(zun_all.url + "/v1/",
+                                 {"OpenStack-API-Version": "container latest"})
+    assert status == 200
+    assert headers["Openstack-Api-Version"] == "container 1.40"
+    assert body["containers"][0]["href"] == zun_all.url + "/v1/containers/"
+
+
+def test_second_instance_on_same_state_dir_is_refused(zun_all: Running) -> None:
+    result = subprocess.run(
+        [str(ZUN_ALL), "--state-dir", str(zun_all.state_dir), "--port", str(_free_port())],
+        capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert "already running on state directory" in result.stderr
+    assert str(zun_all.proc.pid) in result.stderr
+
+
+def test_logs_carry_request_ids(zun_all: Running) -> None:
+    _, headers, _ = _get(zun_all.url + "/v1")
+    request_id = headers["X-Openstack-Request-Id"]
+    deadline = time.monotonic() + 5
+    while request_id not in zun_all.log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert f"[{request_id}]" in zun_all.log.read_text()
+
+
+def test_sigterm_stops_cleanly_and_frees_the_state_dir(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    first = Running(state, _free_port())
+    first.wait_ready()
+    assert first.stop() == 0
+    log = first.log.read_text()
+    assert "Stopped" in log
+    assert "Threads still alive" not in log
+    assert "Traceback" not in log
+    second = Running(state, _free_port())
+    try:
+        second.wait_ready()
+    finally:
+        assert second.stop() == 0
+    assert (state / "zun.sqlite").exists()
+
+
+def test_heartbeat_registers_the_compute_service(zun_all: Running) -> None:
+    import sqlite3
+
+    deadline = time.monotonic() + 10
+    rows: list = []
+    while time.monotonic() < deadline and not rows:
+        with sqlite3.connect(zun_all.state_dir / "zun.sqlite") as conn:
+            rows = conn.execute(
+                "SELECT host, `binary`, report_count FROM zun_service").fetchall()
+        time.sleep(0.2)
+    assert rows and rows[0][1] == "zun-compute" and rows[0][2] >= 1
+    assert os.environ.get("ZUN_TEST_SENTINEL") is None
