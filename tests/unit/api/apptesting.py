@@ -161,7 +161,7 @@ def make_app(extra_routes: Iterable[routing.Route] = ()) -> Callable[..., Any]:
     return auth.wrap(zun, "noauth")
 
 
-def test_route(method: str, path: str, handler: Callable[..., Any],
+def extra_route(method: str, path: str, handler: Callable[..., Any],
                min_version: str | None = None, max_version: str | None = None) -> routing.Route:
     """A :class:`routing.Route` to pass to :func:`make_app` (not registered globally)."""
     from zun.api.microversion import MAX_VERSION, MIN_VERSION, Version

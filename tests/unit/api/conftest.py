@@ -9,12 +9,26 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from unit.api.apptesting import ApiClient, Seed, database, make_app, migrate_sqlite
+
+# The shared helpers live in tests/unit/api/apptesting.py, imported as unit.api.apptesting
+# whatever pytest's import mode (importlib mode does not touch sys.path).
+_TESTS_DIR = str(Path(__file__).resolve().parents[2])
+if _TESTS_DIR not in sys.path:
+    sys.path.insert(0, _TESTS_DIR)
+
+from unit.api.apptesting import (  # noqa: E402
+    ApiClient,
+    Seed,
+    database,
+    make_app,
+    migrate_sqlite,
+)
 
 
 @pytest.fixture(scope="session")
