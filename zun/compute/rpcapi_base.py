@@ -75,9 +75,12 @@ class ComputeRPCClient:
         if isinstance(exc, messaging.MessageUndeliverable):
             return rpc.HostUnreachable(host=host, method=method,
                                        reason=f"nothing listens on {self.topic}.{host}")
-        if isinstance(exc, messaging.MessageDeliveryFailure):
+        if rpc.raised_by_server(exc) or rpc.is_remote_exception(exc):
+            return rpc.to_remote_exception(exc) if self._in_process and \
+                not rpc.is_remote_exception(exc) else exc
+        if isinstance(exc, messaging.MessageDeliveryFailure | OSError) or \
+                type(exc).__module__.partition(".")[0] in ("kombu", "amqp"):
+            # The broker itself is gone once the bounded ``retry`` ran out.
             return rpc.HostUnreachable(host=host, method=method,
                                        reason="the message bus is unreachable")
-        if self._in_process and rpc.raised_by_server(exc) and not rpc.is_remote_exception(exc):
-            return rpc.to_remote_exception(exc)
         return exc

@@ -32,6 +32,7 @@ class Endpoint:
         self.cast_values: list[Any] = []
         self.cast_seen = threading.Event()
         self.release = threading.Event()
+        self.slow_started = threading.Event()
 
     def echo(self, ctxt: context.RequestContext, value: Any) -> dict[str, Any]:
         return {"host": self.name, "value": value}
@@ -53,6 +54,7 @@ class Endpoint:
         raise exception.ContainerNotFound(container=uuid)
 
     def slow(self, ctxt: context.RequestContext) -> str:
+        self.slow_started.set()
         self.release.wait(WAIT)
         return "late"
 
@@ -277,9 +279,24 @@ def test_server_finishes_message_in_flight_before_wait_returns(bus: Bus) -> None
     caller = threading.Thread(target=lambda: results.append(bus.client().call(
         context.get_admin_context(), "host-a", "slow", timeout=WAIT)))
     caller.start()
-    time.sleep(0.3)  # let the call reach the endpoint
+    assert endpoint.slow_started.wait(WAIT)
     service.stop()
     threading.Timer(0.3, endpoint.release.set).start()
     service.wait()
     caller.join(WAIT)
     assert results == ["late"]
+
+
+def test_cast_with_broker_down_fails_after_bounded_retry(tmp_path: Path) -> None:
+    # Nothing listens on this loopback port: the broker is "down".
+    conf = cfg.ConfigOpts()
+    conf([])
+    rpc.init(conf, "rabbit://guest:guest@127.0.0.1:1/")
+    try:
+        client = ComputeRPCClient(topic="zun-compute-test-down", retry=0)
+        start = time.monotonic()
+        with pytest.raises(rpc.HostUnreachable, match="message bus is unreachable"):
+            client.cast(context.get_admin_context(), "host-a", "record", value=1)
+        assert time.monotonic() - start < 5
+    finally:
+        rpc.cleanup()
