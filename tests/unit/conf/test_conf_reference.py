@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import _conf_reference
+from unit.conf import _conf_reference
 import pytest
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg, types
