@@ -5,20 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from unit.api.handlers.containers_support import (  # noqa: F401  (fixtures)
+from unit.api.handlers import containers_support as support
+from unit.api.handlers.containers_support import (
     PROJECT_A,
-    bus,
     db_row,
-    node1,
     node_usage,
-    nodes,
-    policy_reset,
     set_rules,
 )
 
 from zun.api.microversion import Version
 from zun.common import rpc
 from zun.conf import CONF
+
+# Fixtures shared by the container API tests.
+bus = support.bus
+node1 = support.node1
+nodes = support.nodes
+policy_reset = support.policy_reset
 
 
 def _create(api: Any, body: dict[str, Any], version: str = "1.40", query: str = "") -> Any:
