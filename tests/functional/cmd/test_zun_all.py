@@ -142,3 +142,21 @@ def test_heartbeat_registers_the_compute_service(zun_all: Running) -> None:
         time.sleep(0.2)
     assert rows and rows[0][1] == "zun-compute" and rows[0][2] >= 1
     assert os.environ.get("ZUN_TEST_SENTINEL") is None
+
+
+def test_openstack_cli_lists_services_without_keystone(zun_all: Running) -> None:
+    openstack = Path(sys.executable).parent / "openstack"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
+    deadline = time.monotonic() + 15
+    while True:
+        result = subprocess.run(
+            [str(openstack), "--os-auth-type", "none", "--os-endpoint", zun_all.url + "/v1",
+             "appcontainer", "service", "list", "-f", "json"],
+            capture_output=True, text=True, timeout=60, env=env)
+        assert result.returncode == 0, result.stderr
+        services = json.loads(result.stdout)
+        if services or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert [s["Binary"] for s in services] == ["zun-compute"]
+    assert services[0]["State"] == "up"
