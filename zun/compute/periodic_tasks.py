@@ -1,0 +1,216 @@
+"""Periodic work of a compute node (the heartbeat is the agent's).
+
+* :func:`update_inventory`: the node's ``compute_node`` row from the engine and /proc; the
+  ``*_used`` columns recounted from this host's rows (which heals any claim drift).
+* :func:`sync_container_state`: this host's rows (ONE indexed query) against ONE engine list.
+  Rows busy with a task are left alone; every write is a compare-and-swap on the status seen.
+  A container gone from the engine becomes Deleted (auto_remove), is rebuilt (auto_heal), or
+  goes to Error.
+* :func:`delete_unused_containers`: removes this host's auto_remove containers marked Deleted.
+* :func:`reap_orphans`: removes engine containers labelled ``zun.managed`` that have no row,
+  once they are older than ``[compute]/reap_grace_period``.
+
+Every query is scoped to this host (index ``ix_container_host``) or to UUIDs the engine
+reported: the cost does not grow with what other nodes hold.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+
+from zun.common import consts
+from zun.common import utils as zun_utils
+from zun.common.context import RequestContext
+from zun.db import engine, models
+from zun.db.queries import node as node_q
+from zun.runtime.docker.driver import REASON_NOT_IN_ENGINE, host_memory
+from zun.runtime.docker.status import map_docker_state
+
+if TYPE_CHECKING:
+    from zun.compute.manager import ContainerManager
+
+LOG = logging.getLogger(__name__)
+
+# Statuses a vanished container is rebuilt from when it has auto_heal. Error is left out on
+# purpose: a container that keeps failing would otherwise be rebuilt every sync, forever.
+HEALABLE = (consts.CREATED, consts.RUNNING, consts.STOPPED, consts.PAUSED)
+# Rows whose engine container may legitimately be absent or about to go.
+_NOT_SYNCED = (consts.CREATING, consts.DELETING, consts.DELETED)
+
+
+def tasks_for(manager: ContainerManager) -> list[tuple[Callable[[RequestContext], None],
+                                                        float, bool]]:
+    """``(callable(context), spacing seconds, run at start-up)`` for the agent's runner."""
+    interval = float(zun_utils.conf_value(None, "periodic_interval_max", 60))
+    sync = float(zun_utils.conf_value(None, "sync_container_state_interval", 60))
+
+    def bind(func: Callable[..., None]) -> Callable[[RequestContext], None]:
+        bound = functools.partial(func, manager)
+        functools.update_wrapper(bound, func)
+        return bound  # type: ignore[return-value]
+
+    return [
+        (bind(update_inventory), interval, False),  # init_host already ran it
+        (bind(sync_container_state), sync, True),
+        (bind(delete_unused_containers), interval, True),
+        (bind(reap_orphans), interval, False),
+    ]
+
+
+# --- inventory --------------------------------------------------------------------------------
+
+def node_facts(manager: ContainerManager) -> dict[str, Any]:
+    """Capacity and facts of the node as the ``compute_node`` columns hold them."""
+    info = manager.driver.host_info()
+    disk = manager.driver.disk_usage(info.get("docker_root_dir"))
+    reserve = float(zun_utils.conf_value("compute", "reserve_disk_for_image", 0.2) or 0)
+    try:
+        memory = host_memory()
+    except OSError:
+        memory = {"mem_total": info["mem_total"], "mem_free": 0, "mem_available": 0}
+    return {
+        "cpus": int(info.get("cpus") or 0),
+        "mem_total": int(memory["mem_total"] or info.get("mem_total") or 0),
+        "mem_free": int(memory.get("mem_free") or 0),
+        "mem_available": int(memory.get("mem_available") or 0),
+        "total_containers": int(info.get("total_containers") or 0),
+        "running_containers": int(info.get("running_containers") or 0),
+        "paused_containers": int(info.get("paused_containers") or 0),
+        "stopped_containers": int(info.get("stopped_containers") or 0),
+        "architecture": info.get("architecture"),
+        "os_type": info.get("os_type"),
+        "os": info.get("os"),
+        "kernel_version": info.get("kernel_version"),
+        "labels": info.get("labels") or {},
+        "runtimes": info.get("runtimes") or [],
+        "disk_total": int(disk["disk_total"] * (1 - reserve)),
+        "disk_quota_supported": False,
+        "enable_cpu_pinning": bool(zun_utils.conf_value("compute", "enable_cpu_pinning",
+                                                        False)),
+    }
+
+
+@engine.retry_on_deadlock
+def _write_inventory(hostname: str, facts: dict[str, Any]) -> None:
+    with engine.transaction() as session:
+        node_q.upsert_compute_node(session, hostname, facts)
+        node_q.recompute_usage(session, hostname)
+
+
+def update_inventory(manager: ContainerManager, context: RequestContext) -> None:
+    _write_inventory(manager.host, node_facts(manager))
+
+
+# --- state sync -------------------------------------------------------------------------------
+
+def _host_rows(host: str) -> list[Any]:
+    with engine.transaction(readonly=True) as session:
+        return node_q.host_rows(session, host)
+
+
+def _cas(uuid: str, values: dict[str, Any], status: str) -> bool:
+    with engine.transaction() as session:
+        return node_q.cas_update(session, uuid, values, task_states=(None,), statuses=(status,))
+
+
+def sync_container_state(manager: ContainerManager, context: RequestContext) -> None:
+    # Rows first, engine second: a container created in between is then a row in Creating
+    # (skipped), never a running row that looks missing.
+    rows = _host_rows(manager.host)
+    if not rows:
+        return
+    engine_rows = manager.driver.list_zun_containers(all=True)
+    by_uuid = {(c.get("Labels") or {}).get(consts.LABEL_CONTAINER_UUID): c for c in engine_rows}
+    for row in rows:
+        if row.task_state or row.status in _NOT_SYNCED or manager.workers.busy(row.uuid):
+            continue
+        found = by_uuid.get(row.uuid)
+        if found is not None:
+            fields = map_docker_state(found.get("State"), status=row.status,
+                                      status_reason=row.status_reason,
+                                      status_detail=row.status_detail)
+            if fields.status != row.status:
+                _cas(row.uuid, {"status": fields.status, "status_reason": fields.status_reason,
+                                "status_detail": fields.status_detail}, row.status)
+            continue
+        _vanished(manager, context, row)
+
+
+def _vanished(manager: ContainerManager, context: RequestContext, row: Any) -> None:
+    if row.auto_remove:
+        if row.status != consts.DELETED:
+            _cas(row.uuid, {"status": consts.DELETED, "status_reason": None,
+                            "status_detail": None}, row.status)
+        return
+    if row.auto_heal and row.status in HEALABLE:
+        run = row.status == consts.RUNNING
+        if _cas(row.uuid, {"status": consts.REBUILDING,
+                           "task_state": consts.CONTAINER_REBUILDING}, row.status):
+            LOG.info("Container %s vanished from the engine: rebuilding it", row.uuid)
+            manager.container_rebuild(context, row.uuid, run=run)
+        return
+    if row.status != consts.ERROR or row.status_reason != REASON_NOT_IN_ENGINE:
+        _cas(row.uuid, {"status": consts.ERROR, "status_reason": REASON_NOT_IN_ENGINE,
+                        "status_detail": None}, row.status)
+
+
+# --- auto_remove cleanup ------------------------------------------------------------------------
+
+def delete_unused_containers(manager: ContainerManager, context: RequestContext) -> None:
+    C = models.Container
+    with engine.transaction(readonly=True) as session:
+        uuids = list(session.scalars(
+            sa.select(C.uuid).where(C.host == manager.host, C.status == consts.DELETED,
+                                    C.auto_remove.is_(True), C.task_state.is_(None))))
+    for uuid in uuids:
+        with engine.transaction() as session:
+            won = node_q.cas_update(session, uuid, {"task_state": consts.CONTAINER_DELETING},
+                                    task_states=(None,), statuses=(consts.DELETED,))
+        if won:
+            manager.container_delete(context, uuid, force=True)
+
+
+# --- orphans ----------------------------------------------------------------------------------
+
+def _created_epoch(engine_row: dict[str, Any]) -> float:
+    created = engine_row.get("Created")
+    return float(created) if isinstance(created, int | float) else 0.0
+
+
+def reap_orphans(manager: ContainerManager, context: RequestContext,
+                 grace_period: float | None = None) -> list[str]:
+    """Remove this node's engine containers that no row knows; returns their UUIDs."""
+    if grace_period is None:
+        grace_period = float(zun_utils.conf_value("compute", "reap_grace_period", 600))
+    candidates: dict[str, dict[str, Any]] = {}
+    for found in manager.driver.list_zun_containers(all=True):
+        labels = found.get("Labels") or {}
+        uuid = labels.get(consts.LABEL_CONTAINER_UUID)
+        if not uuid or labels.get("zun.host", manager.host) != manager.host:
+            continue
+        if time.time() - _created_epoch(found) >= grace_period:
+            candidates[uuid] = found
+    if not candidates:
+        return []
+    with engine.transaction(readonly=True) as session:
+        known = node_q.existing_uuids(session, candidates)
+    reaped = []
+    for uuid, found in candidates.items():
+        if uuid in known or manager.workers.busy(uuid):
+            continue
+        LOG.warning("Removing engine container %s: no container %s in the database",
+                    found.get("Id"), uuid)
+        try:
+            manager.driver.delete({"uuid": uuid, "container_id": found.get("Id")}, force=True)
+            manager.release_volumes(uuid, [])
+        except Exception:
+            LOG.warning("Could not reap engine container %s", found.get("Id"), exc_info=True)
+            continue
+        reaped.append(uuid)
+    return reaped

@@ -1,0 +1,130 @@
+"""Start-up recovery of a compute node: finish or undo what a crash interrupted.
+
+Read once, through the host index, before the node takes messages:
+
+=====================================================  =========================================
+Row                                                    Action
+=====================================================  =========================================
+Creating, or task image_pulling / container_creating   undo the create (engine container,
+                                                       volumes, claim, host), Error "Container
+                                                       failed to create correctly"
+task network_* / sg_*                                  Error with the same reason (the engine
+                                                       container stays: it was made before)
+Deleting, or task container_deleting                   delete again, forced
+task container_starting / _stopping / _rebooting /     the action again
+_pausing / _unpausing
+task container_killing                                 the state read back from the engine (a
+                                                       kill is not repeated: the signal the
+                                                       user chose is not known any more)
+task container_rebuilding                              the rebuild again (run if it was running)
+task container_resizing / container_committing         task cleared, state read back
+Running, engine says exited, and                       started again
+[compute]/resume_container_state
+=====================================================  =========================================
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from zun.common import consts
+from zun.common import utils as zun_utils
+from zun.common.context import RequestContext
+from zun.db import engine
+from zun.db.queries import node as node_q
+
+if TYPE_CHECKING:
+    from zun.compute.manager import ContainerManager
+
+LOG = logging.getLogger(__name__)
+
+_CREATE_TASKS = (consts.CONTAINER_CREATING, consts.IMAGE_PULLING)
+_SIDE_TASKS = (consts.NETWORK_ATTACHING, consts.NETWORK_DETACHING, consts.SG_ADDING,
+               consts.SG_REMOVING)
+_RETRIED = {
+    consts.CONTAINER_STARTING: "container_start",
+    consts.CONTAINER_STOPPING: "container_stop",
+    consts.CONTAINER_REBOOTING: "container_reboot",
+    consts.CONTAINER_PAUSING: "container_pause",
+    consts.CONTAINER_UNPAUSING: "container_unpause",
+}
+_COLUMNS = (*node_q.SYNC_COLUMNS, "cpu", "memory", "disk", "host", "user_id", "labels",
+            "registry_id", "addresses")
+
+
+def recover(manager: ContainerManager, context: RequestContext) -> None:
+    with engine.transaction(readonly=True) as session:
+        rows = node_q.host_rows(session, manager.host, _COLUMNS)
+    for row in rows:
+        try:
+            _recover_one(manager, context, row)
+        except Exception:
+            LOG.exception("Recovery of container %s failed", row.uuid)
+
+
+def _recover_one(manager: ContainerManager, context: RequestContext, row: Any) -> None:
+    from zun.compute.manager import REASON_CREATE_INTERRUPTED
+
+    task = row.task_state
+    if row.status == consts.CREATING or task in _CREATE_TASKS:
+        LOG.warning("Container %s was being created when the node stopped", row.uuid)
+        full = manager._load(row.uuid)
+        if full is not None:
+            full.status = consts.CREATING
+            manager.fail_create(context, full, REASON_CREATE_INTERRUPTED)
+            with engine.transaction() as session:
+                # fail_create only moves rows still in Creating; this one may be another.
+                node_q.cas_update(session, row.uuid,
+                                  {"status": consts.ERROR, "task_state": None,
+                                   "status_reason": REASON_CREATE_INTERRUPTED},
+                                  task_states=(task,))
+        return
+    if task in _SIDE_TASKS:
+        with engine.transaction() as session:
+            node_q.cas_update(session, row.uuid,
+                              {"status": consts.ERROR, "task_state": None,
+                               "status_reason": REASON_CREATE_INTERRUPTED},
+                              task_states=(task,))
+        return
+    if row.status == consts.DELETING or task == consts.CONTAINER_DELETING:
+        manager.container_delete(context, row.uuid, force=True)
+        return
+    if task in _RETRIED:
+        LOG.info("Retrying %s of container %s", _RETRIED[task], row.uuid)
+        getattr(manager, _RETRIED[task])(context, row.uuid)
+        return
+    if task == consts.CONTAINER_REBUILDING:
+        manager.container_rebuild(context, row.uuid, run=_engine_running(manager, row))
+        return
+    if task is not None:
+        _clear_task(manager, row)
+        return
+    if row.status == consts.RUNNING and zun_utils.conf_value(
+            "compute", "resume_container_state", False) and not _engine_running(manager, row):
+        with engine.transaction() as session:
+            won = node_q.cas_update(session, row.uuid,
+                                    {"task_state": consts.CONTAINER_STARTING},
+                                    task_states=(None,))
+        if won:
+            manager.container_start(context, row.uuid)
+
+
+def _engine_running(manager: ContainerManager, row: Any) -> bool:
+    try:
+        state = manager.driver.inspect(row).get("State") or {}
+    except Exception:
+        return False
+    return bool(state.get("Running"))
+
+
+def _clear_task(manager: ContainerManager, row: Any) -> None:
+    values: dict[str, Any] = {"task_state": None}
+    try:
+        full = manager._load(row.uuid)
+        if full is not None:
+            values.update(manager._engine_fields(full))
+    except Exception:
+        LOG.info("Container %s: state not read back from the engine", row.uuid)
+    with engine.transaction() as session:
+        node_q.cas_update(session, row.uuid, values, task_states=(row.task_state,))
