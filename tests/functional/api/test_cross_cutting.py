@@ -245,3 +245,13 @@ def test_lookup_404_comes_before_the_resource_policy(client: ApiClient, seed: Se
                             "container.policy-not-authorized")
     finally:
         policy.reset()
+
+
+@pytest.mark.parametrize(("short", "full"), [
+    ("/containers", "/v1/containers"), ("/containers/", "/v1/containers"),
+    ("/containers.json", "/v1/containers"), ("/services.json", "/v1/services"),
+    ("/v1/services/", "/v1/services")])
+def test_url_forms_reach_the_same_handler(client: ApiClient, short: str, full: str) -> None:
+    a, b = client.at("latest").get(short), client.at("latest").get(full)
+    assert a.status == b.status == 200, (a, b)
+    assert a.json == b.json
