@@ -344,7 +344,14 @@ class ContainerManager:
     def _start_and_inspect(self, row: Any, run: bool) -> dict[str, Any]:
         if run:
             self.driver.start(row)
-        values = self._engine_fields(row)
+        try:
+            values = self._engine_fields(row)
+        except exception.ZunException as exc:
+            if not (run and row.auto_remove and is_not_found(exc)):
+                raise
+            # It ran, exited and the engine removed it already, as asked.
+            values = {"status": consts.DELETED, "status_detail": None, "addresses": {},
+                      "container_id": row.container_id}
         if run:
             values["started_at"] = node_q.now()
         return values
