@@ -1,0 +1,109 @@
+"""``/v1/images``: images pulled onto compute hosts, and registry search (rest-api.md §9).
+
+Every version. Pull and delete are casts to the image's host (202 / 200 ``null``); search is
+a call to an up compute host. Images are listed for the caller's project only, admins included
+(Zun has no ``all_projects`` here); the default policy makes everything but search admin-only.
+
+Deliberate differences from Zun (rest-api.md §19 #7, #8):
+* an ident that is not a UUID gives the same 400 ``image-not-found`` as an unknown UUID (Zun
+  crashed with a 500);
+* an invalid image reference in a pull is a 400 with the same code string (Zun: 500).
+"""
+
+from __future__ import annotations
+
+import webob
+
+from zun.api import common, validation
+from zun.api.request import ApiRequest
+from zun.api.response import accepted_with_location, json_reply
+from zun.api.routing import route
+from zun.api.views.images import image_view
+from zun.common import exception, policy
+from zun.common import utils as zun_utils
+from zun.compute import rpcapi_resources
+from zun.db import engine, models
+from zun.db.queries import compute_nodes_read
+from zun.db.queries import images as queries
+
+COLLECTION = "images"
+ITEM = "/v1/images/{image_id}"
+
+
+def _target(row: models.Image) -> dict[str, str | None]:
+    return {"project_id": row.project_id, "user_id": row.user_id}
+
+
+@route("GET", "/v1/images")
+def list_images(req: ApiRequest) -> webob.Response:
+    policy.authorize(req.context, "image:get_all")
+    page = common.page_params(req.query())
+    with engine.transaction(readonly=True) as session:
+        rows = queries.list_page(session, req.context, page)
+    host_url = req.host_url
+    return json_reply({"images": [image_view(r, host_url) for r in rows],
+                       "next": common.next_link(host_url, COLLECTION, page, rows)})
+
+
+def _host(ident: str) -> str:
+    try:
+        return compute_nodes_read.get_node(ident).hostname
+    except exception.ComputeNodeNotFound:
+        raise exception.InvalidValue(message=f"The host {ident} does not exist.") from None
+
+
+@route("POST", "/v1/images")
+def pull_image(req: ApiRequest) -> webob.Response:
+    """Record the image on a host and ask that host to pull it; 202 with its Location."""
+    req.require_json()
+    params = req.merged_params()
+    validation.validate_body("images.image_create", params)
+    ctx = req.context
+    policy.authorize(ctx, "image:pull")
+    host = _host(params["host"])
+    try:
+        repo, tag = zun_utils.parse_image_name(params["repo"], "docker")
+    except exception.InvalidReference as exc:
+        raise type(exc)(message=str(exc), code=400) from None
+    with engine.transaction() as session:
+        row = queries.create(session, {"repo": repo, "tag": tag, "host": host,
+                                       "project_id": ctx.project_id, "user_id": ctx.user_id})
+    try:
+        rpcapi_resources.get_rpcapi().image_pull(ctx, host, row.uuid or "")
+    except Exception:
+        with engine.transaction() as session:
+            queries.delete(session, row.uuid or "")
+        raise
+    return accepted_with_location(image_view(row, req.host_url),
+                                  common.location(req.host_url, COLLECTION, row.uuid or ""))
+
+
+@route("GET", ITEM)
+def show_image(req: ApiRequest, image_id: str) -> webob.Response:
+    with engine.transaction(readonly=True) as session:
+        row = queries.get(session, req.context, image_id)
+    policy.authorize(req.context, "image:get_one", _target(row))
+    return json_reply(image_view(row, req.host_url))
+
+
+@route("DELETE", ITEM)
+def delete_image(req: ApiRequest, image_id: str) -> webob.Response:
+    """Ask the image's host to remove it (policy first, as in Zun); 200 ``null``."""
+    policy.authorize(req.context, "image:delete")
+    with engine.transaction(readonly=True) as session:
+        row = queries.get(session, req.context, image_id)
+    rpcapi_resources.get_rpcapi().image_delete(req.context, row.host or "", row.uuid or "")
+    return json_reply(None)
+
+
+@route("GET", "/v1/images/{image}/search")
+def search_image(req: ApiRequest, image: str) -> webob.Response:
+    """Matching repositories of the registry, from any up compute host."""
+    params = req.query()
+    validation.validate_query("images.query_param_search", params)
+    ctx = req.context
+    policy.authorize(ctx, "image:search")
+    exact = common.parse_bool(params.get("exact_match", False), "exact_match")
+    api = rpcapi_resources.get_rpcapi()
+    host = rpcapi_resources.pick_host("image_search")
+    return json_reply(api.image_search(ctx, host, image, params.get("image_driver"), exact))

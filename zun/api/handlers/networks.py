@@ -1,0 +1,60 @@
+"""``/v1/networks``: networks Zun manages on its hosts, admin only (rest-api.md §10).
+
+In the embedded mode a network is a Zun-managed Docker bridge network on the compute host,
+created and removed by that host's zun-compute (RPC calls); the API keeps the ``network`` row.
+
+Deliberate difference from Zun (rest-api.md §19 #6): a missing ``neutron_net_id`` is a 400
+(Zun: 500). An ID already recorded on the chosen host is a 409 ``network-already-exists``.
+"""
+
+from __future__ import annotations
+
+import webob
+
+from zun.api import common, validation
+from zun.api.request import ApiRequest
+from zun.api.response import empty, json_reply
+from zun.api.routing import route
+from zun.api.views.networks import network_view
+from zun.common import exception, policy
+from zun.compute import rpcapi_resources
+from zun.db import engine
+from zun.db.queries import networks as queries
+
+
+@route("POST", "/v1/networks")
+def create_network(req: ApiRequest) -> webob.Response:
+    req.require_json()
+    params = req.merged_params()
+    validation.validate_body("network.network_create", params)
+    ctx = req.context
+    policy.authorize(ctx, "network:create")
+    common.require_params(params, ["neutron_net_id"])
+    net_id = str(params["neutron_net_id"])
+    host = rpcapi_resources.pick_host("network_create")
+    with engine.transaction(readonly=True) as session:
+        if any(row.host == host for row in queries.by_neutron_id(session, net_id)):
+            raise exception.NetworkAlreadyExists(field="neutron_net_id", value=net_id)
+    created = rpcapi_resources.get_rpcapi().network_create(ctx, host, params.get("name"), net_id)
+    with engine.transaction() as session:
+        row = queries.create(session, {
+            "name": params.get("name"), "neutron_net_id": net_id, "host": host,
+            "network_id": created.get("network_id"), "project_id": ctx.project_id,
+            "user_id": ctx.user_id})
+    return json_reply(network_view(row))
+
+
+@route("DELETE", "/v1/networks/{network_ident}", "1.27")
+def delete_network(req: ApiRequest, network_ident: str) -> webob.Response:
+    """Remove the network (by its network ID) from every host that has it; 204."""
+    policy.authorize(req.context, "network:delete")
+    with engine.transaction(readonly=True) as session:
+        rows = queries.by_neutron_id(session, network_ident)
+    if not rows:
+        raise exception.NetworkNotFound(network=network_ident)
+    api = rpcapi_resources.get_rpcapi()
+    for row in rows:
+        api.network_delete(req.context, row.host or "", network_ident)
+        with engine.transaction() as session:
+            queries.delete(session, row.id)
+    return empty(204)

@@ -1,0 +1,127 @@
+"""Node side of the image resource: pull, delete and search, on ``zun-compute.<host>``.
+
+* ``image_pull`` (cast) pulls the row's ``repo:tag`` into this node's engine (policy
+  ``always``: the user asked for a pull), with the credentials of the caller's project's
+  registry for that domain, else ``[docker]/default_registry_*``; then records the engine's
+  image id and size. A failed pull removes the row again (so the same repo and tag can be
+  pulled again; the API answered 202 long before) and logs why.
+* ``image_delete`` (cast) removes the image from the engine, then the row; an engine that
+  refuses (the image is in use) keeps both, and logs why.
+* ``image_search`` (call) lists the matching repositories of a v2 registry: the one named in
+  the term (``127.0.0.1:5000/busybox``), else ``[docker]/default_registry``.
+
+Credentials are handed to docker-py or the registry client only, never logged.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import docker
+
+from zun.common import consts, exception
+from zun.common import utils as zun_utils
+from zun.common.context import RequestContext
+from zun.db import engine
+from zun.db.queries import images as image_q
+from zun.db.queries import registries as registry_q
+from zun.image import docker_driver, reference
+from zun.image import registry as registry_search
+from zun.runtime.docker.client import make_client
+
+LOG = logging.getLogger(__name__)
+
+
+def _domain(image: str) -> str:
+    try:
+        return reference.parse(image).split_hostname()[0]
+    except exception.ZunException:
+        return ""
+
+
+def registry_auth(context: RequestContext | None, domain: str) -> dict[str, str] | None:
+    """Credentials for ``domain``: the caller's project's registry, else the configured
+    default registry's; None for an anonymous pull."""
+    if not domain:
+        return None
+    project_id = getattr(context, "project_id", None)
+    with engine.transaction(readonly=True) as session:
+        row = registry_q.find_for_domain(session, project_id, domain)
+    if row is not None and row.username:
+        return {"username": row.username,
+                "password": registry_q.decrypted_password(row) or "",
+                "serveraddress": domain}
+    default = zun_utils.conf_value("docker", "default_registry", None)
+    user = zun_utils.conf_value("docker", "default_registry_username", None)
+    if default and domain == default and user:
+        password = zun_utils.conf_value("docker", "default_registry_password", None) or ""
+        return {"username": user, "password": password, "serveraddress": domain}
+    return None
+
+
+class ImageEndpoint:
+    def __init__(self, host: str, client: docker.APIClient | None = None) -> None:
+        self.host = host
+        self._client = client
+
+    @property
+    def client(self) -> docker.APIClient:
+        if self._client is None:
+            self._client = make_client()
+        return self._client
+
+    def image_pull(self, context: RequestContext, image_uuid: str) -> None:
+        with engine.transaction(readonly=True) as session:
+            row = image_q.get_by_uuid(session, image_uuid)
+        if row is None or not row.repo:
+            LOG.warning("Image %s to pull is gone", image_uuid)
+            return
+        auth = registry_auth(context, _domain(row.repo))
+        try:
+            info = docker_driver.pull_image(self.client, row.repo, row.tag or "latest",
+                                            "always", auth)
+        except Exception as exc:
+            LOG.error("Pulling image %s (%s:%s) failed: %s; removing its record",
+                      image_uuid, row.repo, row.tag, exc)
+            with engine.transaction() as session:
+                image_q.delete(session, image_uuid)
+            return
+        with engine.transaction() as session:
+            image_q.update(session, image_uuid, {
+                "image_id": info["image_id"],
+                "size": None if info.get("size") is None else str(info["size"])})
+        LOG.info("Image %s pulled as %s", image_uuid, info["image_id"])
+
+    def image_delete(self, context: RequestContext, image_uuid: str) -> None:
+        with engine.transaction(readonly=True) as session:
+            row = image_q.get_by_uuid(session, image_uuid)
+        if row is None:
+            return
+        ref = docker_driver.image_ref(row.repo or "", row.tag)
+        try:
+            docker_driver.delete_image(self.client, ref)
+        except exception.ZunException as exc:
+            LOG.error("Deleting image %s (%s) failed: %s", image_uuid, ref, exc)
+            return
+        with engine.transaction() as session:
+            image_q.delete(session, image_uuid)
+
+    def image_search(self, context: RequestContext, image: str, image_driver: str | None = None,
+                     exact_match: bool = False) -> list[dict[str, Any]]:
+        driver = image_driver if image_driver not in (None, "None") else \
+            zun_utils.conf_value(None, "default_image_driver", consts.IMAGE_DRIVER_DOCKER)
+        if driver == consts.IMAGE_DRIVER_GLANCE:
+            raise exception.Invalid(message="Image search with the glance driver is not "
+                                            "available: this deployment has no Glance.")
+        domain = _domain(image) or zun_utils.conf_value("docker", "default_registry", None)
+        if not domain:
+            raise exception.Invalid(
+                message="No registry to search: name it in the image (registry/name) or set "
+                        "[docker]/default_registry.")
+        auth = registry_auth(context, domain)
+        return registry_search.search_image(image, domain, auth, exact_match=bool(exact_match))
+
+
+def build_endpoint(host: str) -> ImageEndpoint:
+    return ImageEndpoint(host)
