@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import shlex
 from typing import Any
 
@@ -104,7 +105,7 @@ def _view(req: ApiRequest, uuid: str) -> dict[str, Any]:
         row = container_q.get_view_row(session, uuid)
     if row is None:
         raise container_q.not_found(uuid)
-    return views.render_one(req.context, row._mapping, req.host_url)
+    return views.render_one(req.context, row, req.host_url)
 
 
 def _validate_merged_query(req: ApiRequest, schema: str) -> dict[str, Any]:
@@ -119,6 +120,13 @@ def _validate_merged_body(req: ApiRequest, schema: str) -> dict[str, Any]:
     params = req.merged_params()
     validation.validate_body(schema, params)
     return params
+
+
+def _compact_reply(body: Any) -> webob.Response:
+    """JSON without the optional spaces: a 1000-item list is ~15% smaller and faster to encode."""
+    resp = webob.Response(status=200, content_type="application/json", charset=None)
+    resp.body = json.dumps(body, separators=(",", ":")).encode()
+    return resp
 
 
 # --- list, show -------------------------------------------------------------------------------
@@ -144,9 +152,9 @@ def list_containers(req: ApiRequest) -> webob.Response:
         rows = container_q.list_for_view(session, ctx, all_projects=all_projects,
                                          filters=filters, page=page)
     fmt = views.formatter(ctx, page.resource_url)
-    items = [fmt(row._mapping) for row in rows]
-    return json_reply({"containers": items,
-                       "next": api_common.next_link(req.host_url, COLLECTION, page, items)})
+    items = [fmt(row) for row in rows]
+    return _compact_reply({"containers": items,
+                           "next": api_common.next_link(req.host_url, COLLECTION, page, items)})
 
 
 @route("GET", ITEM)
@@ -156,7 +164,7 @@ def show_container(req: ApiRequest, container_ident: str) -> webob.Response:
         policy.authorize(ctx, "container:get_one_all_projects")
     container = _lookup(req, container_ident, "container:get_one")
     data = _api().refreshed_view_row(ctx, container)
-    return json_reply(views.render_one(ctx, data, req.host_url))
+    return json_reply(views.render_one(ctx, views.as_row(data), req.host_url))
 
 
 # --- create -----------------------------------------------------------------------------------

@@ -1,10 +1,12 @@
-"""The container view (rest-api.md §16.1), built straight from row columns.
+"""The container view (rest-api.md §16.1), built straight from row tuples.
 
 :func:`formatter` decides once per request which keys the caller may see (the
-``container:get_one:<key>`` field rules) and returns a function that turns one row into a
-dict with no further policy work; a list of 1000 rows costs 1000 small dict builds.
+``container:get_one:<key>`` field rules) and which column feeds each key, then returns a
+function that turns one row (in :data:`zun.db.queries.containers.ROW_KEYS` order) into a dict
+by position, with no further policy or name lookups: a list of 1000 rows costs 1000 small
+dict builds.
 
-Formats: ``memory`` is a string of MiB, ``disk`` an int (0 until the node sets it),
+Formats: ``memory`` is the stored string of MiB, ``disk`` an int (0 until the node sets it),
 ``cpu_policy`` ``shared`` unless set, datetimes ``YYYY-MM-DD HH:MM:SS[.ffffff]``,
 ``registry_id`` the registry's UUID. JSON columns read back as ``{}``/``[]`` when empty, as
 from Zun's database. ``links`` only on single-container answers (or with ``resource_url``).
@@ -12,12 +14,13 @@ from Zun's database. ``links`` only on single-container answers (or with ``resou
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from zun.api import common
 from zun.common import consts, policy
 from zun.common.context import RequestContext
+from zun.db.queries.containers import ROW_INDEX, ROW_KEYS
 
 VIEW_KEYS: tuple[str, ...] = (
     "uuid", "name", "image", "project_id", "user_id", "command", "entrypoint", "status",
@@ -30,38 +33,54 @@ VIEW_KEYS: tuple[str, ...] = (
 
 FIELD_RULE_PREFIX = "container:get_one"
 
-_DICT_KEYS = frozenset({"environment", "labels", "addresses", "restart_policy", "healthcheck"})
-_LIST_KEYS = frozenset({"command", "entrypoint", "ports", "security_groups"})
+# Keys whose empty (NULL or falsy) value is shown as a default. The defaults are shared
+# between rows: views are serialized at once and never mutated.
+_DEFAULTS: dict[str, Any] = {
+    "disk": 0, "cpu_policy": consts.CPU_POLICY_SHARED,
+    "environment": {}, "labels": {}, "addresses": {}, "restart_policy": {}, "healthcheck": {},
+    "command": [], "entrypoint": [], "ports": [], "security_groups": [],
+}
+_DATES = frozenset({"created_at", "updated_at"})
+_SOURCE = {"registry_id": "registry_uuid"}
+
+Row = Sequence[Any]
 
 
-def _memory(value: Any) -> str | None:
-    return None if value is None else str(value)
+def _plan(visible: Sequence[str]) -> tuple[list[tuple[str, int]], list[tuple[str, int, Any]],
+                                            list[tuple[str, int]]]:
+    plain, defaulted, dates = [], [], []
+    for key in visible:
+        index = ROW_INDEX[_SOURCE.get(key, key)]
+        if key in _DEFAULTS:
+            defaulted.append((key, index, _DEFAULTS[key]))
+        elif key in _DATES:
+            dates.append((key, index))
+        else:
+            plain.append((key, index))
+    return plain, defaulted, dates
 
 
-def _getter(key: str) -> Callable[[Mapping[str, Any]], Any]:
-    """How one key is read from a row mapping (a tiny closure per key, built once)."""
-    if key == "memory":
-        return lambda r: _memory(r["memory"])
-    if key == "disk":
-        return lambda r: r["disk"] or 0
-    if key == "cpu_policy":
-        return lambda r: r["cpu_policy"] or consts.CPU_POLICY_SHARED
-    if key in ("created_at", "updated_at"):
-        return lambda r: common.format_datetime(r[key])
-    if key == "registry_id":
-        return lambda r: r.get("registry_uuid")
-    if key in _DICT_KEYS:
-        return lambda r: r[key] if r[key] is not None else {}
-    if key in _LIST_KEYS:
-        return lambda r: r[key] if r[key] is not None else []
-    return lambda r: r[key]
+def _builder(visible: Sequence[str], link_base: str | None) -> Callable[[Row], dict[str, Any]]:
+    plain, defaulted, dates = _plan(visible)
+    uuid_index = ROW_INDEX["uuid"]
 
+    def build(row: Row) -> dict[str, Any]:
+        view = {key: row[i] for key, i in plain}
+        for key, i, default in defaulted:
+            view[key] = row[i] or default
+        for key, i in dates:
+            value = row[i]
+            # Naive UTC from the database: str() is the view's format.
+            view[key] = None if value is None else str(value)
+        if link_base is not None:
+            view["links"] = common.links(link_base, "containers", row[uuid_index])
+        return view
 
-_GETTERS: dict[str, Callable[[Mapping[str, Any]], Any]] = {k: _getter(k) for k in VIEW_KEYS}
+    return build
 
 
 def formatter(context: RequestContext, link_base: str | None = None,
-              ) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+              ) -> Callable[[Row], dict[str, Any]]:
     """A row -> view function for this caller; ``link_base`` adds ``links`` to each item.
 
     The field rules are evaluated here, once. Only a deployment whose policy makes them depend
@@ -70,31 +89,31 @@ def formatter(context: RequestContext, link_base: str | None = None,
     if policy.field_rules_depend_on_target(FIELD_RULE_PREFIX):
         return _per_row_formatter(context, link_base)
     hidden = policy.hidden_fields(context, FIELD_RULE_PREFIX, VIEW_KEYS)
-    getters = tuple((k, _GETTERS[k]) for k in VIEW_KEYS if k not in hidden)
-    if link_base is None:
-        return lambda row: {k: get(row) for k, get in getters}
-
-    def with_links(row: Mapping[str, Any]) -> dict[str, Any]:
-        view = {k: get(row) for k, get in getters}
-        view["links"] = common.links(link_base, "containers", row["uuid"])
-        return view
-
-    return with_links
+    return _builder([k for k in VIEW_KEYS if k not in hidden], link_base)
 
 
 def _per_row_formatter(context: RequestContext, link_base: str | None,
-                       ) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
-    def fmt(row: Mapping[str, Any]) -> dict[str, Any]:
-        target = {"project_id": row["project_id"], "user_id": row["user_id"]}
+                       ) -> Callable[[Row], dict[str, Any]]:
+    project_index, user_index = ROW_INDEX["project_id"], ROW_INDEX["user_id"]
+    builders: dict[frozenset[str], Callable[[Row], dict[str, Any]]] = {}
+
+    def fmt(row: Row) -> dict[str, Any]:
+        target = {"project_id": row[project_index], "user_id": row[user_index]}
         hidden = policy.hidden_fields(context, FIELD_RULE_PREFIX, VIEW_KEYS, target)
-        view = {k: _GETTERS[k](row) for k in VIEW_KEYS if k not in hidden}
-        if link_base is not None:
-            view["links"] = common.links(link_base, "containers", row["uuid"])
-        return view
+        build = builders.get(hidden)
+        if build is None:
+            build = builders[hidden] = _builder([k for k in VIEW_KEYS if k not in hidden],
+                                                link_base)
+        return build(row)
 
     return fmt
 
 
-def render_one(context: RequestContext, row: Mapping[str, Any], host_url: str) -> dict[str, Any]:
+def as_row(values: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A mapping of row values (e.g. refreshed by the node) back into row order."""
+    return tuple(values.get(key) for key in ROW_KEYS)
+
+
+def render_one(context: RequestContext, row: Row, host_url: str) -> dict[str, Any]:
     """A single container, with links (show, create, update, rename, resize_container)."""
     return formatter(context, host_url)(row)
