@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from unit.conf import _conf_reference
 import pytest
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg, types
+from unit.conf import _conf_reference
 
 import zun.conf
 from zun.conf import opts as zun_opts
