@@ -27,12 +27,14 @@ def get_node(ident: str) -> ComputeNode:
     if not rows:
         raise exception.ComputeNodeNotFound(compute_node=ident)
     if len(rows) > 1:
-        raise exception.Conflict(message="Multiple compute nodes exist with same hostname. "
-                                         "Please use the uuid instead.")
+        raise exception.Conflict(
+            message="Multiple compute nodes exist with same hostname. Please use the uuid instead."
+        )
     return rows[0]
 
 
 def get_node_by_hostname(hostname: str) -> ComputeNode | None:
     with engine.transaction(readonly=True) as session:
         return session.scalars(
-            sa.select(ComputeNode).where(ComputeNode.hostname == hostname)).first()
+            sa.select(ComputeNode).where(ComputeNode.hostname == hostname)
+        ).first()

@@ -22,8 +22,9 @@ def list_services() -> list[ZunService]:
 
 
 def _by_host_binary(session: Any, host: str, binary: str) -> ZunService:
-    row = session.scalars(sa.select(ZunService).where(
-        ZunService.host == host, ZunService.binary == binary)).first()
+    row = session.scalars(
+        sa.select(ZunService).where(ZunService.host == host, ZunService.binary == binary)
+    ).first()
     if row is None:
         raise exception.ZunServiceNotFound(host=host, binary=binary)
     return row
@@ -54,7 +55,9 @@ def delete_service(host: str, binary: str) -> None:
 def availability_zones(descending: bool = False) -> list[str | None]:
     """Distinct ``availability_zone`` values of every service, null kept, sorted."""
     column = ZunService.availability_zone
-    order = [column.is_(None).desc() if not descending else column.is_(None).asc(),
-             column.desc() if descending else column.asc()]
+    order = [
+        column.is_(None).desc() if not descending else column.is_(None).asc(),
+        column.desc() if descending else column.asc(),
+    ]
     with engine.transaction(readonly=True) as session:
         return list(session.scalars(sa.select(column).distinct().order_by(*order)))
