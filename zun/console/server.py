@@ -47,6 +47,8 @@ CLOSE_POLICY = 1008  # policy violation: refused token, origin...
 CLOSE_UNAVAILABLE = 1011  # the console could not be opened on the engine
 ACTION = "console"
 RELAY_RPC_TIMEOUT = 15.0
+# Seconds a closing console waits for the client's half of the closing handshake.
+CLOSE_TIMEOUT = 2.0
 
 
 class Refused(Exception):
@@ -98,8 +100,7 @@ def origin_allowed(origin: str | None, host_header: str | None, base_url: str,
     if hostname not in expected:
         return f"origin {hostname} is not allowed"
     scheme = "https" if base.scheme in ("wss", "https") else "http"
-    if parsed.scheme not in (scheme, f"{scheme}s") or (scheme == "https"
-                                                        and parsed.scheme != "https"):
+    if parsed.scheme != scheme:
         return f"origin scheme {parsed.scheme} does not match the proxy's ({scheme})"
     return None
 
@@ -196,7 +197,7 @@ class ConsoleProxy:
         self._server = serve(self._handle, self.host, self._port, ssl=self.ssl_context,
                              subprotocols=SUBPROTOCOLS, compression=None,
                              select_subprotocol=_select_subprotocol,
-                             server_header="zun-wsproxy")
+                             server_header="zun-wsproxy", close_timeout=CLOSE_TIMEOUT)
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         name="zun-wsproxy", daemon=True)
         self._thread.start()
