@@ -20,7 +20,6 @@ import binascii
 import contextlib
 import logging
 import traceback
-import uuid as uuidlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +33,7 @@ from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
 from zun.compute import claims
 from zun.compute.keyed_executor import KeyedExecutor
+from zun.console import tokens as console_tokens
 from zun.db import engine
 from zun.db.queries import actions as action_q
 from zun.db.queries import node as node_q
@@ -699,10 +699,8 @@ class ContainerManager:
             return {"output": result["output"], "exit_code": result["exit_code"],
                     "exec_id": None, "token": None}
         exec_id = self.driver.execute_create(row, command, interactive=bool(interactive))
-        token = str(uuidlib.uuid4())
-        with engine.transaction() as session:
-            node_q.add_exec_instance(session, row.id, exec_id, token,
-                                     proxy_url(container_uuid, token, exec_id))
+        # The exec_instance row keeps only a digest of the token (zun.console.tokens).
+        token = console_tokens.issue_exec_token(container_uuid, exec_id)
         return {"output": None, "exit_code": None, "exec_id": exec_id, "token": token}
 
     def container_exec_resize(self, context: RequestContext, container_uuid: str,
@@ -721,12 +719,8 @@ class ContainerManager:
     def container_attach(self, context: RequestContext, container_uuid: str) -> dict[str, Any]:
         """A new console token for the container (the console proxy checks it)."""
         self._load_for_call(container_uuid)
-        token = str(uuidlib.uuid4())
-        url = proxy_url(container_uuid, token)
-        with engine.transaction() as session:
-            node_q.cas_update(session, container_uuid,
-                              {"websocket_token": token, "websocket_url": url})
-        return {"token": token, "url": url}
+        token = console_tokens.issue_attach_token(container_uuid)
+        return {"token": token, "url": proxy_url(container_uuid, token)}
 
     def container_resize(self, context: RequestContext, container_uuid: str,
                          height: int | None = None, width: int | None = None) -> None:
