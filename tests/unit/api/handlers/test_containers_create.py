@@ -265,6 +265,20 @@ def test_unique_name_scope_project(api, node1, name_scope):
     assert other.status == 202
 
 
+def test_over_quota_is_403_and_leaves_no_row(api, node1):
+    CONF.set_override("containers", 1, group="quota")
+    try:
+        member = api.as_member(PROJECT_A).at("1.40")
+        assert member.post("/v1/containers", json={"image": "busybox"}).status == 202
+        r = member.post("/v1/containers", json={"image": "busybox"})
+    finally:
+        CONF.clear_override("containers", group="quota")
+    assert r.status == 403 and r.error["code"] == "container.over-quota"
+    assert r.error["title"] == "Quota exceeded for resources: ['containers']"
+    assert len(member.get("/v1/containers").json["containers"]) == 1
+    assert node_usage()[0] == 1.0
+
+
 def test_duplicate_names_allowed_without_scope(api, node1):
     assert _create(api, {"image": "busybox", "name": "web"}).status == 202
     assert _create(api, {"image": "busybox", "name": "web"}).status == 202
