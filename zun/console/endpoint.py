@@ -8,6 +8,7 @@ zun-all, whose proxy reaches the engine directly) opens no port.
 from __future__ import annotations
 
 import logging
+import ssl
 import threading
 from typing import Any
 
@@ -22,16 +23,26 @@ LOG = logging.getLogger(__name__)
 
 
 class ConsoleEndpoint:
-    def __init__(self, host: str) -> None:
+    def __init__(self, host: str, *, relay_host: str | None = None,
+                 relay_port: int | None = None,
+                 relay_ssl: ssl.SSLContext | None | bool = True) -> None:
+        """``relay_*`` default to the ``[websocket_proxy]/relay_*`` settings; ``relay_ssl``
+        True means "from the settings", None means plain TCP."""
         self.host = host
+        self._relay_host = relay_host
+        self._relay_port = relay_port
+        self._relay_ssl = relay_ssl
         self._relay: RelayServer | None = None
         self._lock = threading.Lock()
 
     def relay(self) -> RelayServer:
         with self._lock:
             if self._relay is None:
-                relay = RelayServer(options.relay_host(), options.relay_port(),
-                                    ssl_context=options.relay_server_ssl())
+                context = options.relay_server_ssl() if self._relay_ssl is True \
+                    else self._relay_ssl or None
+                relay = RelayServer(self._relay_host or options.relay_host(),
+                                    options.relay_port() if self._relay_port is None
+                                    else self._relay_port, ssl_context=context)
                 relay.start()
                 self._relay = relay
             return self._relay

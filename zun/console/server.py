@@ -158,8 +158,12 @@ class ConsoleProxy:
 
     def __init__(self, host: str, port: int, *, base_url: str | None = None,
                  allowed_origins: list[str] | None = None, local_host: str | None = None,
-                 ssl_context: ssl.SSLContext | None = None) -> None:
+                 ssl_context: ssl.SSLContext | None = None,
+                 relay_ssl_context: ssl.SSLContext | None = None) -> None:
+        """``relay_ssl_context`` checks TLS relays (default: ``relay_ca_file``, else the
+        system's CAs)."""
         self.host = host
+        self.relay_ssl_context = relay_ssl_context
         self._port = port
         self.base_url = base_url or f"ws://{host}:{port}/"
         self.allowed_origins = list(allowed_origins or [])
@@ -287,7 +291,9 @@ class ConsoleProxy:
             raise ConsoleUnavailable(
                 f"the node {grant.host} did not open the console: "
                 f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
-        context = options.relay_client_ssl() if ticket.get("tls") else None
+        context = None
+        if ticket.get("tls"):
+            context = self.relay_ssl_context or options.relay_client_ssl()
         return relay.connect(ticket["host"], int(ticket["port"]), ticket["ticket"],
                              ssl_context=context)
 
