@@ -82,8 +82,15 @@ _CLIENT: tuple[messaging.Transport, ResourceRPCAPI] | None = None
 
 
 def get_rpcapi() -> ResourceRPCAPI:
-    """The process' client, rebuilt when :mod:`zun.common.rpc` got a new transport."""
+    """The process' client, rebuilt when :mod:`zun.common.rpc` got a new transport.
+
+    A process without a message bus (a bare WSGI app in a test, a tool) gets the same 503 as
+    an unreachable host rather than a crash.
+    """
     global _CLIENT
+    if not rpc.initialized():
+        raise rpc.HostUnreachable(host="(any)", method="RPC",
+                                  reason="this process has no message bus")
     transport = rpc.get_transport()
     with _LOCK:
         if _CLIENT is None or _CLIENT[0] is not transport:

@@ -104,6 +104,6 @@ def search_image(req: ApiRequest, image: str) -> webob.Response:
     ctx = req.context
     policy.authorize(ctx, "image:search")
     exact = common.parse_bool(params.get("exact_match", False), "exact_match")
-    api = rpcapi_resources.get_rpcapi()
     host = rpcapi_resources.pick_host("image_search")
+    api = rpcapi_resources.get_rpcapi()
     return json_reply(api.image_search(ctx, host, image, params.get("image_driver"), exact))
