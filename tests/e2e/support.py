@@ -1,0 +1,148 @@
+"""End-to-end helpers (imported as ``e2e.support``; tests/ is on sys.path).
+
+  ZunAll        one zun-all process on its own state dir, API port, console port and host
+                name, so that several runs on one machine share nothing but the engine;
+                restartable, and killable with SIGKILL like a crash
+  wait_for      poll the API until a container settles (no task, wanted status)
+  wait_gone     poll until the API answers 404 for a container
+  engine_uuids  UUIDs of the engine containers of a host (label ``zun.host``)
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any
+
+ZUN_ALL = Path(sys.executable).parent / "zun-all"
+SETTLED_TASK = None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class ZunAll:
+    """One zun-all process on a state directory; restartable on the same directory."""
+
+    def __init__(self, base: Path, host: str | None = None) -> None:
+        self.base = base
+        self.state_dir = base / "state"
+        self.port = free_port()
+        self.host = host or f"e2e-{uuid.uuid4().hex[:10]}"
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.config = base / "zun.conf"
+        self.config.write_text(
+            f"[DEFAULT]\nhost = {self.host}\n"
+            f"[websocket_proxy]\nwsproxy_host = 127.0.0.1\nwsproxy_port = {free_port()}\n")
+        self.log = base / "zun-all.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._clients: list[Any] = []
+
+    def start(self, timeout: float = 60) -> ZunAll:
+        log = self.log.open("ab")
+        self.proc = subprocess.Popen(
+            [str(ZUN_ALL), "--state-dir", str(self.state_dir), "--port", str(self.port),
+             "--config-file", str(self.config)],
+            stdout=subprocess.DEVNULL, stderr=log)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"zun-all exited: {self.log.read_text()[-4000:]}")
+            try:
+                with urllib.request.urlopen(self.url + "/", timeout=2):
+                    pass
+                if self._host_registered():
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise AssertionError(f"zun-all did not become ready: {self.log.read_text()[-4000:]}")
+
+    def _host_registered(self) -> bool:
+        # The node must have written its inventory (and heartbeat) before it can be chosen.
+        return self.host in {h.hostname for h in self.client().hosts.list()}
+
+    def client(self, version: str = "1.40") -> Any:
+        from zunclient import client
+
+        # With an endpoint and a token, zunclient uses keystoneauth's admin_token plugin:
+        # X-Auth-Token only, which the noauth server takes as an admin of 'default'.
+        zun = client.Client(version, endpoint_override=self.url + "/v1", auth_token="notused")
+        self._clients.append(zun)
+        return zun
+
+    def close_clients(self) -> None:
+        """Drop the clients' keep-alive connections (they would hold API threads)."""
+        for zun in self._clients:
+            zun.http_client.session.session.close()
+        self._clients.clear()
+
+    def stop(self) -> int | None:
+        if self.proc is None or self.proc.poll() is not None:
+            return None if self.proc is None else self.proc.returncode
+        self.close_clients()
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+    def kill(self) -> None:
+        """SIGKILL: no clean-up of any kind, as a crash."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+
+def engine_uuids(docker_client: Any, host: str) -> set[str]:
+    return {c.labels["zun.container.uuid"] for c in docker_client.containers.list(
+        all=True, filters={"label": f"zun.host={host}"})}
+
+
+def wait_for(zun: Any, uuid_: str, statuses: tuple[str, ...] | str | None = None,
+             timeout: float = 60) -> Any:
+    """Poll until the container has no task and (if given) is in one of ``statuses``."""
+    if isinstance(statuses, str):
+        statuses = (statuses,)
+    deadline = time.monotonic() + timeout
+    shown = None
+    while time.monotonic() < deadline:
+        shown = zun.containers.get(uuid_)
+        if shown.task_state is None and shown.status not in ("Creating",) and (
+                statuses is None or shown.status in statuses):
+            return shown
+        time.sleep(0.1)
+    raise AssertionError(f"container {uuid_} did not reach {statuses}: "
+                         f"{getattr(shown, 'status', None)} {getattr(shown, 'task_state', None)}"
+                         f" {getattr(shown, 'status_reason', None)}")
+
+
+def wait_gone(zun: Any, uuid_: str, timeout: float = 60) -> None:
+    from zunclient import exceptions
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            zun.containers.get(uuid_)
+        except exceptions.NotFound:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"container {uuid_} is still there")
+
+
+def sweep(docker_client: Any, host: str, project_ids: tuple[str, ...] = ("default",)) -> None:
+    for container in docker_client.containers.list(all=True,
+                                                   filters={"label": f"zun.host={host}"}):
+        container.remove(force=True, v=True)
+
+
