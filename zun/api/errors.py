@@ -56,6 +56,13 @@ def describe(exc: BaseException, request_id: str) -> tuple[int, str, str, str]:
             code = "container." + exception.convert_excp_to_err_code(type(exc).__name__)
             message = strip_traceback(str(exc))
             return status, code, message, message
+        if getattr(exc, "public_message", False):
+            # A server-side failure whose message is written for clients (e.g. an
+            # unreachable node): say it, with the request id to find the rest in the logs.
+            LOG.warning("Request %s failed: %s", request_id, exc)
+            message = strip_traceback(str(exc))
+            code = "container." + exception.convert_excp_to_err_code(type(exc).__name__)
+            return status, code, message, f"{message} (request id {request_id})"
     else:
         status = 500
     LOG.error("Request %s failed: %s", request_id, exc,

@@ -50,12 +50,15 @@ SG_REMOVING = "sg_removing"
 NETWORK_ATTACHING = "network_attaching"
 NETWORK_DETACHING = "network_detaching"
 CONTAINER_REBUILDING = "container_rebuilding"
+# Ours: resize_container and commit also hold the container while they run.
+CONTAINER_RESIZING = "container_resizing"
+CONTAINER_COMMITTING = "container_committing"
 
 TASK_STATES: tuple[str, ...] = (
     IMAGE_PULLING, CONTAINER_CREATING, CONTAINER_STARTING, CONTAINER_DELETING,
     CONTAINER_STOPPING, CONTAINER_REBOOTING, CONTAINER_PAUSING, CONTAINER_UNPAUSING,
     CONTAINER_KILLING, SG_ADDING, SG_REMOVING, NETWORK_ATTACHING, NETWORK_DETACHING,
-    CONTAINER_REBUILDING,
+    CONTAINER_REBUILDING, CONTAINER_RESIZING, CONTAINER_COMMITTING,
 )
 
 # Rows of the ``container`` table are of four kinds (column ``container_type``).

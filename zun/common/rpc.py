@@ -55,6 +55,8 @@ class HostUnreachable(exception.ZunException):
 
     message = "Compute host %(host)s could not handle %(method)s: %(reason)s."
     code = 503
+    # Says which host and why, nothing internal: clients should see it.
+    public_message = True
 
 
 def conf_value(conf: cfg.ConfigOpts, group: str | None, name: str, default: Any) -> Any:

@@ -26,7 +26,10 @@ class ApiServer:
     def start(self) -> None:
         self._server = waitress.create_server(
             self.app, host=self.host, port=self.port, threads=self.threads,
-            ident="zun-api", clear_untrusted_proxy_headers=True, channel_timeout=300)
+            ident="zun-api", clear_untrusted_proxy_headers=True, channel_timeout=300,
+            # Keep large list pages in memory: spooling past 1 MiB to a file costs more
+            # than the page itself takes to build.
+            outbuf_overflow=16 * 1024 * 1024)
         self.port = self._server.effective_port
         self._thread = threading.Thread(target=self._server.run, name="zun-api-server")
         self._thread.start()

@@ -1,0 +1,77 @@
+"""Policy enforcement: defaults, operator overrides, field rules that may not exist."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from unit.api.apptesting import init_config
+
+from zun.common import exception, policy
+from zun.common.context import RequestContext
+from zun.conf import CONF
+
+
+def _ctx(project: str = "p1", roles: tuple[str, ...] = ("member",)) -> RequestContext:
+    ctx = RequestContext(user_id="u1", project_id=project, roles=list(roles))
+    ctx.is_admin = policy.check_is_admin(ctx)
+    return ctx
+
+
+@pytest.fixture
+def policy_file(tmp_path: Path):
+    init_config()
+    path = tmp_path / "policy.yaml"
+
+    def write(text: str) -> None:
+        path.write_text(text)
+        CONF.set_override("policy_file", str(path), group="oslo_policy")
+        policy.reset()
+
+    yield write
+    CONF.clear_override("policy_file", group="oslo_policy")
+    policy.reset()
+
+
+def test_defaults_owner_and_admin(policy_file) -> None:
+    policy_file("{}")
+    assert policy.authorize(_ctx(), "container:get_one", {"project_id": "p1"})
+    with pytest.raises(exception.PolicyNotAuthorized) as err:
+        policy.authorize(_ctx(), "container:get_one", {"project_id": "other"})
+    assert "container:get_one" in str(err.value)
+    assert policy.authorize(_ctx(roles=("admin",)), "container:get_one", {"project_id": "x"})
+
+
+def test_privileged_is_denied_to_everybody_by_default(policy_file) -> None:
+    policy_file("{}")
+    admin = _ctx(roles=("admin",))
+    assert not policy.authorize(admin, "container:create:privileged", fatal=False)
+
+
+def test_field_rule_without_definition_is_visible(policy_file) -> None:
+    policy_file("{}")
+    assert policy.authorize(_ctx(), "container:get_one:labels", might_not_exist=True)
+    assert policy.hidden_fields(_ctx(), "container:get_one", ["labels", "host", "runtime"]) == {
+        "host", "runtime"}
+
+
+def test_field_rule_defined_only_in_policy_file_is_enforced(policy_file) -> None:
+    policy_file('"container:get_one:labels": "role:admin"\n')
+    assert not policy.authorize(_ctx(), "container:get_one:labels", might_not_exist=True,
+                                fatal=False)
+    assert "labels" in policy.hidden_fields(_ctx(), "container:get_one", ["labels"])
+    assert policy.authorize(_ctx(roles=("admin",)), "container:get_one:labels",
+                            might_not_exist=True)
+
+
+def test_operator_can_relax_a_default(policy_file) -> None:
+    policy_file('"container:get_one:host": "@"\n')
+    assert policy.hidden_fields(_ctx(), "container:get_one", ["host"]) == frozenset()
+
+
+def test_unknown_rule_is_an_error(policy_file) -> None:
+    policy_file("{}")
+    from oslo_policy import policy as oslo_policy
+
+    with pytest.raises(oslo_policy.PolicyNotRegistered):
+        policy.authorize(_ctx(), "container:no-such-rule")
