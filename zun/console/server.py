@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import dataclasses
 import logging
 import socket
 import ssl
@@ -30,6 +31,8 @@ import uuid
 from typing import Any
 
 from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request
+from websockets.protocol import State
 from websockets.sync.server import Server, ServerConnection, serve
 
 from zun.common import context as zun_context
@@ -46,7 +49,9 @@ SUBPROTOCOLS = ["binary", "base64"]
 CLOSE_POLICY = 1008  # policy violation: refused token, origin...
 CLOSE_UNAVAILABLE = 1011  # the console could not be opened on the engine
 ACTION = "console"
-RELAY_RPC_TIMEOUT = 15.0
+RELAY_RPC_TIMEOUT = 10.0
+# The console is opened during the handshake: leave room for the RPC and the relay.
+OPEN_TIMEOUT = 30.0
 # Seconds a closing console waits for the client's half of the closing handshake.
 CLOSE_TIMEOUT = 2.0
 
@@ -151,6 +156,15 @@ class _WebSocketSide:
             self.conn.close(1000, "console session ended")
 
 
+@dataclasses.dataclass
+class _Session:
+    grant: tokens.Grant
+    request_id: str
+    event: str
+    peer: str
+    stream: Stream | None = None
+
+
 class ConsoleProxy:
     """The proxy as a process component: ``start()`` returns once it listens."""
 
@@ -172,6 +186,9 @@ class ConsoleProxy:
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
         self._rpc: Any = None
+        # Consoles opened by the handshake hook, waiting for their handler (same thread).
+        self._sessions: dict[ServerConnection, _Session | Refused] = {}
+        self._lock = threading.Lock()
 
     @classmethod
     def from_conf(cls) -> ConsoleProxy:
@@ -201,7 +218,9 @@ class ConsoleProxy:
         self._server = serve(self._handle, self.host, self._port, ssl=self.ssl_context,
                              subprotocols=SUBPROTOCOLS, compression=None,
                              select_subprotocol=_select_subprotocol,
-                             server_header="zun-wsproxy", close_timeout=CLOSE_TIMEOUT)
+                             process_request=self._prepare,
+                             server_header="zun-wsproxy", close_timeout=CLOSE_TIMEOUT,
+                             open_timeout=OPEN_TIMEOUT)
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         name="zun-wsproxy", daemon=True)
         self._thread.start()
@@ -212,14 +231,20 @@ class ConsoleProxy:
         server, self._server = self._server, None
         if server is not None:
             server.shutdown(code=1001, reason="console proxy stopping")
+        self._reap(everything=True)
         if self._thread is not None:
             self._thread.join(10)
             self._thread = None
 
     # -- one connection ------------------------------------------------------------------
-    def _handle(self, conn: ServerConnection) -> None:
-        request = conn.request
-        assert request is not None
+    def _prepare(self, conn: ServerConnection, request: Request) -> None:
+        """Check the request and open the console *before* the handshake completes.
+
+        Runs as websockets' ``process_request`` hook, so by the time the client sees the
+        connection open the exec is already started: python-zunclient resizes it at once,
+        and Docker cannot resize an exec that has not started.
+        """
+        self._reap()
         peer = conn.remote_address[0] if conn.remote_address else "?"
         query = urllib.parse.parse_qs(urllib.parse.urlparse(request.path).query)
         container_uuid = (query.get("uuid") or [""])[0]
@@ -237,32 +262,60 @@ class ConsoleProxy:
                 grant = tokens.consume(container_uuid, token, exec_id)
             except tokens.TokenRefused as exc:
                 raise Refused(exc.reason) from None
+            prepared: _Session | Refused = self._open_session(grant, peer)
         except Refused as exc:
             LOG.warning("Console for %s from %s refused: %s", container_uuid or "?", peer,
                         exc.reason)
-            _refuse(conn, exc)
-            return
-        self._session(conn, grant, peer)
+            prepared = exc
+        except Exception:
+            LOG.exception("Console for %s from %s failed", container_uuid or "?", peer)
+            prepared = Refused("internal error of the console proxy", CLOSE_UNAVAILABLE)
+        with self._lock:
+            self._sessions[conn] = prepared
 
-    def _session(self, conn: ServerConnection, grant: tokens.Grant, peer: str) -> None:
+    def _reap(self, everything: bool = False) -> None:
+        """Close consoles whose handshake failed after they were opened (no handler runs)."""
+        with self._lock:
+            dead = [c for c in self._sessions
+                    if everything or c.state in (State.CLOSING, State.CLOSED)]
+            found = [self._sessions.pop(c) for c in dead]
+        for item in found:
+            if isinstance(item, _Session) and item.stream is not None:
+                item.stream.close()
+                _record_finish(item.grant, item.request_id, item.event,
+                               error="the client left during the handshake")
+
+    def _open_session(self, grant: tokens.Grant, peer: str) -> _Session:
         request_id = f"req-{uuid.uuid4()}"
         ctx = zun_context.RequestContext(user_id=grant.user_id, project_id=grant.project_id,
                                          request_id=request_id, is_admin=True)
-        event = f"{ACTION}__{grant.kind}"
-        _record_start(ctx, grant, event)
+        session = _Session(grant, request_id, f"{ACTION}__{grant.kind}", peer)
+        _record_start(ctx, grant, session.event)
         try:
-            stream = self._open(ctx, grant)
+            session.stream = self._open(ctx, grant)
         except ConsoleUnavailable as exc:
             LOG.warning("Console for %s: %s", grant.container_uuid, exc.reason)
-            _record_finish(grant, request_id, event, error=exc.reason)
-            _refuse(conn, Refused(exc.reason, CLOSE_UNAVAILABLE))
+            _record_finish(grant, request_id, session.event, error=exc.reason)
+            raise Refused(exc.reason, CLOSE_UNAVAILABLE) from None
+        return session
+
+    def _handle(self, conn: ServerConnection) -> None:
+        with self._lock:
+            prepared = self._sessions.pop(conn, None)
+        if prepared is None:
+            prepared = Refused("internal error of the console proxy", CLOSE_UNAVAILABLE)
+        if isinstance(prepared, Refused):
+            _refuse(conn, prepared)
             return
-        LOG.info("Console %s of %s opened for %s", grant.kind, grant.container_uuid, peer)
+        grant, stream = prepared.grant, prepared.stream
+        assert stream is not None
+        LOG.info("Console %s of %s opened for %s", grant.kind, grant.container_uuid,
+                 prepared.peer)
         try:
             pump_sockets(stream, _WebSocketSide(conn))
         finally:
             stream.close()
-            _record_finish(grant, request_id, event, error=None)
+            _record_finish(grant, prepared.request_id, prepared.event, error=None)
             LOG.info("Console %s of %s closed", grant.kind, grant.container_uuid)
 
     def _is_local(self, grant: tokens.Grant) -> bool:

@@ -40,11 +40,12 @@ def origin_of(url: str) -> str:
 
 
 def connect(url: str, origin: str | None = None,
-            subprotocols: Sequence[str] = SUBPROTOCOLS) -> websocket.WebSocket:
+            subprotocols: Sequence[str] = SUBPROTOCOLS, timeout: float = 30
+            ) -> websocket.WebSocket:
     """Open the console like python-zunclient's WebSocketClient.connect does."""
     return websocket.create_connection(url, skip_utf8_validation=True,
                                        origin=origin or origin_of(url),
-                                       subprotocols=list(subprotocols), timeout=10)
+                                       subprotocols=list(subprotocols), timeout=timeout)
 
 
 def read_until(ws: websocket.WebSocket, needle: bytes | str, timeout: float = 10) -> bytes:
