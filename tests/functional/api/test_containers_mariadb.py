@@ -48,11 +48,17 @@ def client(maria: str, nodes: support.Nodes) -> tuple[ApiClient, Seed, Any]:
 def _parallel(count: int, fn: Callable[[], int]) -> list[int]:
     barrier = threading.Barrier(count)
     results: list[int] = []
+    failures: list[BaseException] = []
     lock = threading.Lock()
 
     def run() -> None:
         barrier.wait()
-        status = fn()
+        try:
+            status = fn()
+        except BaseException as exc:  # surfaced below: a dead thread must fail the test
+            with lock:
+                failures.append(exc)
+            return
         with lock:
             results.append(status)
 
@@ -61,6 +67,8 @@ def _parallel(count: int, fn: Callable[[], int]) -> list[int]:
         t.start()
     for t in threads:
         t.join()
+    if failures:
+        raise failures[0]
     return sorted(results)
 
 
@@ -103,7 +111,7 @@ def test_concurrent_creates_never_overcommit_a_node(client):
         r = api.as_member(project).at("1.40").post(
             "/v1/containers", json={"image": "busybox", "cpu": 6, "memory": 64})
         with lock:
-            statuses.append(r.json["status"])
+            statuses.append(r.json.get("status") or f"HTTP {r.status}: {r.body[:300]!r}")
         return r.status
 
     assert _parallel(8, create) == [202] * 8
