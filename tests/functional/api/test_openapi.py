@@ -56,7 +56,11 @@ schemathesis = pytest.importorskip("schemathesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
 #: Operations left out of the fuzzing ("METHOD /path"), each with its reason. Keep it short.
-FUZZ_EXCLUDE: dict[str, str] = {}
+FUZZ_EXCLUDE: dict[str, str] = {
+    # Answered by a compute node over the bus; this app has none, so the honest answer is a
+    # 503. The route is exercised against a real agent in test_images.py.
+    "GET /v1/images/{image}/search": "needs a compute node (covered by test_images.py)",
+}
 
 FUZZ_SCHEMA = schemathesis.openapi.from_dict(openapi.build_document())
 FUZZ_OPERATIONS = {f"{op.method.upper()} {op.path}": op
