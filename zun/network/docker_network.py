@@ -8,9 +8,10 @@ on by default) drop traffic between two bridges. Nothing here opens a path betwe
 
 Concurrency: Docker's ``CheckDuplicate`` is not atomic (parallel creates of one name all
 succeed), so creation and removal of a project network are serialised by an in-process lock per
-(engine, name) -- the compute manager's threads are the callers that race. Two *processes*
-driving the same engine are covered best-effort only: after creating, a caller that sees an
-older network of the same name removes its own and uses the older one.
+(engine, name) -- the compute manager's threads are the callers that race -- and, for two
+*processes* driving the same engine, by an ``flock`` on a lock file named after the engine and
+the network (a belt-and-braces adoption remains: a caller that sees an older network of the
+same name removes its own and uses the older one).
 
 Address pools: Docker gives each bridge a subnet from its ``default-address-pools`` (out of the
 box about 30 networks); a node hosting more projects needs a larger pool in ``daemon.json``.
@@ -24,11 +25,16 @@ Security groups have no Docker equivalent here, see :func:`check_security_groups
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import logging
+import os
 import re
+import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import docker
@@ -79,12 +85,24 @@ def project_network_name(project_id: str) -> str:
 
 _locks_guard = threading.Lock()
 _locks: dict[tuple[str, str], threading.Lock] = {}
+LOCK_DIR = Path(tempfile.gettempdir()) / "zun-network-locks"
 
 
-def _lock_for(client: docker.DockerClient, name: str) -> threading.Lock:
+@contextmanager
+def _lock_for(client: docker.DockerClient, name: str) -> Iterator[None]:
+    """Threads of this process, then other processes, one at a time per (engine, name)."""
     key = (str(client.api.base_url), name)
     with _locks_guard:
-        return _locks.setdefault(key, threading.Lock())
+        thread_lock = _locks.setdefault(key, threading.Lock())
+    digest = hashlib.sha256("\0".join(key).encode()).hexdigest()[:32]
+    with thread_lock:
+        LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
+        fd = os.open(LOCK_DIR / f"{digest}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the flock
 
 
 @contextmanager
