@@ -117,6 +117,7 @@ class PtyProgram:
                                      preexec_fn=_controlling_tty, close_fds=True)
         os.close(slave)
         self.output = b""
+        self._answered = 0
 
     def _pump(self, wait: float) -> None:
         ready, _, _ = select.select([self.master], [], [], wait)
@@ -126,6 +127,12 @@ class PtyProgram:
             except OSError:  # EIO: the program closed the terminal
                 data = b""
             self.output += data
+            # Answer cursor-position queries as a terminal emulator does: busybox's line
+            # editor asks (ESC [6n) at every prompt and waits for the answer.
+            asked = self.output.count(b"\x1b[6n")
+            while self._answered < asked:
+                self._answered += 1
+                os.write(self.master, b"\x1b[12;5R")
 
     def expect(self, pattern: str, timeout: float = 20, start: int = 0) -> re.Match[bytes]:
         """Wait for ``pattern`` in the output after offset ``start``."""
@@ -149,6 +156,14 @@ class PtyProgram:
 
     def send(self, data: bytes) -> None:
         os.write(self.master, data)
+
+    def prompt(self, prompt: str = r"/ # (\x1b\[J|\x1b\[6n)?$", timeout: float = 20) -> None:
+        """Wait until the output ends with the shell's prompt (the shell waits for input)."""
+        deadline = time.monotonic() + timeout
+        regex = re.compile(prompt.encode())
+        while not regex.search(self.output):
+            assert time.monotonic() < deadline, f"no prompt; output: {self.output[-800:]!r}"
+            self._pump(0.1)
 
     def resize(self, rows: int, cols: int) -> None:
         set_winsize(self.master, rows, cols)
