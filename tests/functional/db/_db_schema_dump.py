@@ -7,7 +7,6 @@ error, never silently skipped, so nothing in either schema escapes the compariso
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,16 +14,13 @@ from typing import Any
 
 import pymysql
 import sqlalchemy as sa
+from reference import reference_path
 
 _REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def reference_dump_path() -> Path:
-    """db-schema-mariadb.sql from ZUN_SHARED_DIR, or the shared/ folder beside the repository."""
-    for base in (os.environ.get("ZUN_SHARED_DIR"), _REPO_ROOT.parent / "shared", "/work/shared"):
-        if base and (path := Path(base) / "reference" / "db-schema-mariadb.sql").exists():
-            return path
-    raise FileNotFoundError("shared/reference/db-schema-mariadb.sql not found; set ZUN_SHARED_DIR")
+    return reference_path("db-schema-mariadb.sql")
 
 
 @dataclass

@@ -8,14 +8,13 @@ exist must match exactly.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 import pytest
+from reference import reference_json
 
 from zun.api import app, routing
 
@@ -29,11 +28,7 @@ _PARAM = re.compile(r"\{\w+\}")
 
 
 def _reference(name: str) -> Any:
-    repo = Path(__file__).resolve().parents[3]
-    for base in (os.environ.get("ZUN_SHARED_DIR"), repo.parent / "shared", "/work/shared"):
-        if base and (Path(base) / "reference" / name).is_file():
-            return json.loads((Path(base) / "reference" / name).read_text())
-    raise FileNotFoundError(f"shared/reference/{name} not found; set ZUN_SHARED_DIR")
+    return reference_json(name)
 
 
 def _key(method: str, path: str) -> str:

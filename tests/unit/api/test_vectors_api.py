@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
+from reference import vectors
 
 from zun.api import common, errors, microversion
 from zun.common import exception
 
 
 def _load_vectors() -> dict[str, Any]:
-    repo = Path(__file__).resolve().parents[3]
-    for base in (os.environ.get("ZUN_SHARED_DIR"), repo.parent / "shared", "/work/shared"):
-        if base and (Path(base) / "reference" / "vectors.json").is_file():
-            return json.loads((Path(base) / "reference" / "vectors.json").read_text())
-    raise FileNotFoundError("shared/reference/vectors.json not found; set ZUN_SHARED_DIR")
+    return vectors()
 
 
 VECTORS = _load_vectors()

@@ -5,12 +5,11 @@ from __future__ import annotations
 import copy
 import datetime
 import json
-import os
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from reference import vectors
 
 from zun.common import exception, utils
 
@@ -18,12 +17,7 @@ FROZEN_NOW = datetime.datetime(2026, 1, 15, 12, 0, 0)
 
 
 def _load_vectors() -> dict[str, Any]:
-    """vectors.json from ZUN_SHARED_DIR, or the shared/ folder beside the repository."""
-    repo = Path(__file__).resolve().parents[3]
-    for base in (os.environ.get("ZUN_SHARED_DIR"), repo.parent / "shared", "/work/shared"):
-        if base and (Path(base) / "reference" / "vectors.json").is_file():
-            return json.loads((Path(base) / "reference" / "vectors.json").read_text())
-    raise FileNotFoundError("shared/reference/vectors.json not found; set ZUN_SHARED_DIR")
+    return vectors()
 
 
 VECTORS = _load_vectors()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from reference import reference_path
 
 _TYPE_RE = re.compile(
     r"^(?P<kind>\w+)"
@@ -26,11 +27,7 @@ class RefOption:
 
 
 def reference_file() -> Path:
-    repo = Path(__file__).resolve().parents[3]
-    for base in (os.environ.get("ZUN_SHARED_DIR"), repo.parent / "shared", "/work/shared"):
-        if base and (Path(base) / "reference" / "config-options.md").is_file():
-            return Path(base) / "reference" / "config-options.md"
-    raise FileNotFoundError("shared/reference/config-options.md not found; set ZUN_SHARED_DIR")
+    return reference_path("config-options.md")
 
 
 def _unquote(text: str) -> str:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import datetime
-import json
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
+from reference import vectors
 
 from zun.common import consts
 from zun.runtime.docker.status import map_docker_state
@@ -18,11 +16,7 @@ PREVIOUS = "(previous)"
 
 
 def _load_vectors() -> dict[str, Any]:
-    repo = Path(__file__).resolve().parents[4]
-    for base in (os.environ.get("ZUN_SHARED_DIR"), repo.parent / "shared", "/work/shared"):
-        if base and (Path(base) / "reference" / "vectors.json").is_file():
-            return json.loads((Path(base) / "reference" / "vectors.json").read_text())
-    raise FileNotFoundError("shared/reference/vectors.json not found; set ZUN_SHARED_DIR")
+    return vectors()
 
 
 _SECTION = _load_vectors()["docker_state_mapping"]
