@@ -25,6 +25,7 @@ BINARY = "zun-compute"
 # Modules that may define ``build_endpoint(host) -> object``; absent ones are skipped so the
 # agent runs with whatever node-side handlers this build has.
 _ENDPOINT_MODULES = (
+    "zun.compute.capsule_endpoint",  # first: its start-up recovery settles capsule rows
     "zun.compute.manager",
     "zun.compute.image_endpoint",
     "zun.compute.network_endpoint",

@@ -1,0 +1,620 @@
+"""The node side of capsules: ``CapsuleEndpoint``, served by zun-compute next to the container
+manager (RPC methods ``capsule_create`` and ``capsule_delete``, both casts).
+
+A capsule on the engine is:
+
+* a **sandbox** container ``zun-<capsule uuid>`` (labels ``zun.container.uuid`` = the capsule's
+  UUID, ``zun.capsule.uuid``, ``zun.host``), on the project's bridge network, with a shareable
+  IPC namespace, the capsule's hostname and every member's exposed port. It runs
+  ``[DEFAULT]/sandbox_image`` (``kubernetes/pause``). When that image is not on the node and
+  ``[DEFAULT]/sandbox_image_pull_policy`` does not allow pulling it (``never``), the sandbox runs
+  ``[DEFAULT]/sandbox_fallback_image`` (``busybox:latest``, never pulled) with
+  ``[DEFAULT]/sandbox_fallback_command`` (a shell that sleeps until stopped); an empty fallback
+  image turns the fallback off. Both options are read with these defaults when not registered.
+* **init containers**, created and run one at a time, in template order, each to completion
+  (``[DEFAULT]/capsule_init_timeout`` seconds, 3600); one ending with a non-zero code is run
+  again up to its restart policy's ``MaximumRetryCount`` times when that policy is
+  ``on-failure``; a final failure makes the capsule ``Error`` with the reason.
+* **containers**, created then started in template order.
+
+Members join the sandbox's network and IPC namespaces (``network_mode`` and ``ipc_mode``
+``container:<sandbox>``), so they share its addresses, which become the capsule's (and the
+members') ``addresses``. Volumes: a template volume with ``size`` is a new Docker ``local``
+volume named with a fresh UUID (so that, when it outlives the capsule, it can be named by
+``volumeID`` later); ``autoRemove`` ones go with the capsule. ``volumeID`` names an existing
+volume of the project. ``readOnly`` mounts are read-only.
+
+Statuses: the capsule stays ``Creating`` (the ``Pending`` phase) until every member is up, then
+``Running``; afterwards the container manager's periodic sync maps the sandbox's state onto the
+capsule row and each member's engine state onto its row, as Zun did. :func:`capsule_phase`
+gives the Kubernetes-like phase (``consts.CAPSULE_STATUSES``) of a capsule from its members,
+and :data:`PHASE_STATUS` the status string the API shows for it.
+
+Every failure leaves the capsule ``Error`` with the reason and without a host, its members
+``Error`` (those that had ended keep ``Stopped``), and nothing on the node: engine containers
+and volumes made for the capsule are swept by their ``zun.capsule.uuid`` label, the project
+network is removed when unused, and the claim is given back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import shlex
+import traceback
+import uuid as uuidlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import docker
+import requests.exceptions
+from docker.types import Mount
+
+from zun.common import consts, exception
+from zun.common import utils as zun_utils
+from zun.common.context import RequestContext
+from zun.compute import claims
+from zun.compute.keyed_executor import KeyedExecutor
+from zun.db import engine
+from zun.db.queries import actions as action_q
+from zun.db.queries import capsules as capsule_q
+from zun.db.queries import node as node_q
+from zun.image import docker_driver as image_driver
+from zun.image import reference
+from zun.network import addresses as net_addresses
+from zun.network import docker_network
+from zun.runtime.docker import spec as spec_mod
+from zun.runtime.docker.client import call, is_not_found, make_client, translate_errors
+from zun.runtime.docker.status import map_docker_state
+from zun.volume import local as local_volume
+
+LOG = logging.getLogger(__name__)
+
+LABEL_HOST = "zun.host"
+LABEL_CAPSULE = "zun.capsule.uuid"
+LABEL_PROJECT = "zun.project_id"
+DEFAULT_MAX_WORKERS = 8
+DEFAULT_INIT_TIMEOUT = 3600
+DEFAULT_FALLBACK_IMAGE = "busybox:latest"
+# PID 1 of the fallback sandbox: sleeps until SIGTERM/SIGINT, then exits at once.
+DEFAULT_FALLBACK_COMMAND = ["sh", "-c", 'trap "exit 0" TERM INT; sleep 2147483647 & wait']
+REASON_INTERRUPTED = "Capsule failed to create correctly"
+
+# Phase -> the status string the API shows (clients compare Zun's container statuses).
+PHASE_STATUS = {
+    consts.CAPSULE_PENDING: consts.CREATING,
+    consts.CAPSULE_RUNNING: consts.RUNNING,
+    consts.CAPSULE_SUCCEEDED: consts.STOPPED,
+    consts.CAPSULE_FAILED: consts.ERROR,
+    consts.CAPSULE_UNKNOWN: consts.UNKNOWN,
+}
+
+
+def capsule_phase(init_containers: Sequence[tuple[str | None, int | None]],
+                  containers: Sequence[tuple[str | None, int | None]],
+                  restart_policy: str | None = None) -> str:
+    """The phase of a capsule from its members' ``(status, exit code)``.
+
+    ``Failed``: an init container failed, or a container ended non-zero and will not be
+    restarted (policy ``no``); ``Succeeded``: every container ended with 0 and none will be
+    restarted (policy ``no`` or ``on-failure``); ``Pending``: a member is not created or an
+    init container has not ended; ``Running``: a container runs (or is being restarted);
+    ``Unknown``: anything else (a member in ``Unknown``).
+    """
+    members = [*init_containers, *containers]
+    if any(status == consts.UNKNOWN for status, _ in members):
+        return consts.CAPSULE_UNKNOWN
+    if any(status == consts.ERROR or (status == consts.STOPPED and code not in (0, None))
+           for status, code in init_containers):
+        return consts.CAPSULE_FAILED
+    if any(status != consts.STOPPED for status, _ in init_containers):
+        return consts.CAPSULE_PENDING
+    if any(status in (consts.CREATING, consts.CREATED) for status, _ in containers):
+        return consts.CAPSULE_PENDING
+    if any(status in (consts.RUNNING, consts.RESTARTING, consts.PAUSED)
+           for status, _ in containers):
+        return consts.CAPSULE_RUNNING
+    ended = [code for status, code in containers if status == consts.STOPPED]
+    if len(ended) == len(containers):
+        if all(code == 0 for code in ended) and restart_policy != "always":
+            return consts.CAPSULE_SUCCEEDED
+        if restart_policy == "no" or any(status == consts.ERROR for status, _ in containers):
+            return consts.CAPSULE_FAILED
+        return consts.CAPSULE_RUNNING  # the engine restarts them
+    return consts.CAPSULE_FAILED
+
+
+class InitContainerFailed(exception.ZunException):
+    message = "Init container %(name)s %(why)s"
+    code = 500
+
+
+def _event(action: str) -> str:
+    return f"compute__do_capsule_{action}"
+
+
+def reason_of(exc: BaseException) -> str:
+    if isinstance(exc, exception.ZunException):
+        return str(exc.message)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _fallback_command() -> list[str]:
+    value = zun_utils.conf_value(None, "sandbox_fallback_command", None)
+    if not value:
+        return list(DEFAULT_FALLBACK_COMMAND)
+    return shlex.split(value) if isinstance(value, str) else [str(v) for v in value]
+
+
+@dataclass
+class _Built:
+    """What a create made so far (engine ids by member UUID)."""
+
+    sandbox_id: str | None = None
+    engine_ids: dict[str, str] = field(default_factory=dict)
+    touched_network: bool = False
+
+
+class CapsuleEndpoint:
+    """RPC endpoint for capsule methods on one host."""
+
+    def __init__(self, host: str, docker_client: docker.DockerClient | None = None,
+                 state_dir: str | Path | None = None, max_workers: int | None = None) -> None:
+        self.host = host
+        self._docker = docker_client
+        self._state_dir = Path(state_dir) if state_dir else None
+        self.workers = KeyedExecutor(max_workers or DEFAULT_MAX_WORKERS, "zun-capsule")
+        self._recorded_images: dict[tuple[str, str | None], str] = {}
+
+    # --- plumbing ---------------------------------------------------------------------------
+
+    @property
+    def docker(self) -> docker.DockerClient:
+        if self._docker is None:
+            client = docker.DockerClient.__new__(docker.DockerClient)
+            client.api = make_client()
+            self._docker = client
+        return self._docker
+
+    @property
+    def api(self) -> docker.APIClient:
+        return self.docker.api
+
+    @property
+    def state_dir(self) -> Path:
+        if self._state_dir is None:
+            path = zun_utils.conf_value(None, "state_path", None) or "/var/lib/zun"
+            self._state_dir = Path(path)
+        return self._state_dir
+
+    def cleanup_host(self) -> None:
+        self.workers.shutdown(wait=True)
+
+    def _submit(self, context: RequestContext, capsule_uuid: str,
+                fn: Callable[..., None], *args: Any) -> Any:
+        def job() -> None:
+            context.update_store()
+            try:
+                fn(context, capsule_uuid, *args)
+            except Exception:
+                LOG.exception("%s of capsule %s failed", fn.__name__, capsule_uuid)
+
+        return self.workers.submit(capsule_uuid, job)
+
+    @staticmethod
+    def _event(context: RequestContext, capsule_uuid: str, action: str,
+               exc: BaseException | None = None, start: bool = False) -> None:
+        if not context.request_id:
+            return
+        with engine.transaction() as session:
+            if start:
+                action_q.start_event(session, capsule_uuid, context.request_id, _event(action))
+                return
+            action_q.finish_event(
+                session, capsule_uuid, context.request_id, _event(action),
+                result=action_q.RESULT_ERROR if exc else action_q.RESULT_SUCCESS,
+                traceback="".join(traceback.format_exception(exc)) if exc else None)
+
+    # --- start-up recovery ------------------------------------------------------------------
+
+    def init_host(self, context: RequestContext) -> None:
+        """Finish what a stop interrupted, before the container manager looks at the rows:
+        a capsule being created is undone (``Error``), one being deleted is deleted."""
+        with engine.transaction(readonly=True) as session:
+            rows = capsule_q.host_capsules(session, self.host)
+        for row in rows:
+            try:
+                if row.status == consts.DELETING or row.task_state == consts.CONTAINER_DELETING:
+                    self._do_delete(context, row.uuid)
+                elif row.status == consts.CREATING or row.task_state in (
+                        consts.CONTAINER_CREATING, consts.IMAGE_PULLING):
+                    LOG.warning("Capsule %s was being created when the node stopped", row.uuid)
+                    self._fail(context, row, REASON_INTERRUPTED, None)
+            except Exception:
+                LOG.exception("Recovery of capsule %s failed", row.uuid)
+
+    # --- images -----------------------------------------------------------------------------
+
+    def _pull(self, context: RequestContext, row: Any, image: str,
+              pull_policy: str | None) -> str:
+        repo, tag = zun_utils.parse_image_name(image, consts.IMAGE_DRIVER_DOCKER)
+        policy = zun_utils.get_image_pull_policy(pull_policy, tag)
+        auth = None
+        domain = reference.parse(image).split_hostname()[0]
+        if domain:
+            from zun.compute.image_endpoint import registry_auth
+
+            auth = registry_auth(context, domain)
+        info = image_driver.pull_image(self.api, repo, tag, policy, auth)
+        key = (repo, tag)
+        if self._recorded_images.get(key) != info["image_id"]:
+            with engine.transaction() as session:
+                node_q.record_image(session, repo=repo, tag=tag, host=self.host,
+                                    image_id=info["image_id"], size=info.get("size"),
+                                    project_id=row.project_id, user_id=row.user_id)
+            self._recorded_images[key] = info["image_id"]
+        return image_driver.image_ref(repo, tag)
+
+    def sandbox_image(self, context: RequestContext, capsule: Any) -> tuple[str, list[str] | None]:
+        """The sandbox's image reference and command (None: the image's own)."""
+        driver = capsule.image_driver or consts.IMAGE_DRIVER_DOCKER
+        if driver != consts.IMAGE_DRIVER_DOCKER:
+            raise exception.OperationNotSupported(
+                message=f"Sandbox image driver {driver} is not available on host {self.host}; "
+                        "set [DEFAULT]/sandbox_image_driver to docker.")
+        image = capsule.image or zun_utils.conf_value(None, "sandbox_image", "kubernetes/pause")
+        policy = str(zun_utils.conf_value(None, "sandbox_image_pull_policy",
+                                          consts.IMAGE_PULL_POLICY_IFNOTPRESENT) or "").lower()
+        repo, tag = zun_utils.parse_image_name(image, consts.IMAGE_DRIVER_DOCKER)
+        ref = image_driver.image_ref(repo, tag)
+        present = image_driver.inspect_image(self.api, ref) is not None
+        if not present and not zun_utils.should_pull_image(policy, False):
+            fallback = zun_utils.conf_value(None, "sandbox_fallback_image",
+                                            DEFAULT_FALLBACK_IMAGE)
+            if fallback and image_driver.inspect_image(self.api, fallback) is not None:
+                LOG.info("Sandbox image %s is absent and may not be pulled (%s): capsule %s "
+                         "uses %s", ref, policy, capsule.uuid, fallback)
+                return fallback, _fallback_command()
+            raise exception.ImageNotFound(
+                message=f"Sandbox image {ref} is not on host {self.host}, the sandbox image "
+                        f"pull policy '{policy}' does not allow pulling it, and the fallback "
+                        f"image {fallback or '(none)'} is not there either.")
+        return self._pull(context, capsule, image, policy), None
+
+    # --- volumes ----------------------------------------------------------------------------
+
+    def _prepare_volumes(self, capsule: Any, requests: Sequence[dict[str, Any]]
+                         ) -> tuple[dict[str, list[Mount]], list[dict[str, Any]]]:
+        """Mounts by member UUID, and the volume records to store."""
+        mounts: dict[str, list[Mount]] = {}
+        records: list[dict[str, Any]] = []
+        for request in requests:
+            if request.get("size"):
+                name = self._create_volume(capsule, request)
+            else:
+                name = self._existing_volume(capsule, str(request.get("volume_id")))
+            paths = [m["mount_path"] for m in request.get("mounts") or []]
+            for mount in request.get("mounts") or []:
+                mounts.setdefault(mount["container_uuid"], []).append(
+                    Mount(mount["mount_path"], name, type="volume",
+                          read_only=bool(mount.get("read_only"))))
+            records.append(self._volume_record(capsule, name, request, paths[0] if paths
+                                               else None))
+        return mounts, records
+
+    def _create_volume(self, capsule: Any, request: dict[str, Any]) -> str:
+        name = str(uuidlib.uuid4())
+        labels = {local_volume.LABEL_MANAGED: "true", LABEL_CAPSULE: capsule.uuid,
+                  LABEL_PROJECT: capsule.project_id or "", local_volume.LABEL_SIZE:
+                  str(request["size"])}
+        if request.get("auto_remove"):
+            # The container label makes the volume go with the capsule (label sweeps).
+            labels[local_volume.LABEL_CONTAINER] = capsule.uuid
+        try:
+            self.docker.volumes.create(name=name, driver="local", labels=labels)
+        except docker.errors.APIError as err:
+            raise exception.VolumeCreateFailed(
+                creation_failed=str(err.explanation or err)) from err
+        return name
+
+    def _existing_volume(self, capsule: Any, volume_id: str) -> str:
+        try:
+            volume = self.docker.volumes.get(volume_id)
+        except docker.errors.NotFound as err:
+            raise exception.VolumeNotFound(volume=volume_id) from err
+        except docker.errors.APIError as err:
+            raise exception.DockerError(error_msg=str(err.explanation or err)) from err
+        labels = volume.attrs.get("Labels") or {}
+        project = labels.get(LABEL_PROJECT)
+        owner = labels.get(local_volume.LABEL_CONTAINER)
+        # Another project's volume, or one that goes with another container or capsule.
+        if (project and project != capsule.project_id) or (owner and owner != capsule.uuid):
+            raise exception.VolumeNotUsable(volume=volume_id)
+        return volume.name
+
+    def _volume_record(self, capsule: Any, name: str, request: dict[str, Any],
+                       path: str | None) -> dict[str, Any]:
+        owned = bool(request.get("size")) and bool(request.get("auto_remove"))
+        return {
+            "volume": {
+                "uuid": str(uuidlib.uuid4()), "project_id": capsule.project_id,
+                "user_id": capsule.user_id, "cinder_volume_id": None,
+                "volume_provider": local_volume.VOLUME_PROVIDER,
+                "connection_info": json.dumps({"type": "volume", "name": name,
+                                               "read_only": False}, sort_keys=True),
+                "host": self.host, "auto_remove": owned, "contents": None,
+            },
+            "volume_mapping": {
+                "uuid": str(uuidlib.uuid4()), "project_id": capsule.project_id,
+                "user_id": capsule.user_id, "container_uuid": capsule.uuid,
+                "container_path": path,
+            },
+        }
+
+    # --- engine containers ------------------------------------------------------------------
+
+    def _create_engine(self, values: dict[str, Any], image_ref: str,
+                       networking: dict[str, Any] | None, mounts: list[Mount] | None,
+                       extra_host_config: dict[str, Any]) -> str:
+        spec = spec_mod.build_create_spec(values, image_ref, networking, mounts=mounts or None)
+        host_config = {**spec.host_config, **extra_host_config}
+        api = self.api
+        with translate_errors():
+            networking_config = None
+            if spec.first_endpoint:
+                name, endpoint = spec.first_endpoint
+                networking_config = api.create_networking_config(
+                    {name: api.create_endpoint_config(**endpoint)})
+            created = api.create_container(host_config=api.create_host_config(**host_config),
+                                           networking_config=networking_config, **spec.create)
+        return created["Id"]
+
+    def _labels(self, capsule_uuid: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+        return {**(extra or {}), LABEL_HOST: self.host, LABEL_CAPSULE: capsule_uuid}
+
+    def _create_sandbox(self, context: RequestContext, capsule: Any,
+                        members: Sequence[Any], built: _Built) -> str:
+        image_ref, command = self.sandbox_image(context, capsule)
+        ports: dict[str, Any] = {}
+        for member in members:
+            ports.update(member.exposed_ports or {})
+        values = {"uuid": capsule.uuid, "command": command,
+                  "labels": self._labels(capsule.uuid, capsule.labels),
+                  "hostname": (capsule.name or capsule.uuid)[:63],
+                  "exposed_ports": ports or None}
+        project = capsule.project_id or "default"
+        with docker_network.project_network_lock(self.docker, project):
+            # Held until the sandbox is on the network, so no cleanup removes it meanwhile.
+            network = docker_network.ensure_project_network_locked(self.docker, project).name
+            built.touched_network = True
+            built.sandbox_id = self._create_engine(
+                values, image_ref, {"network_mode": network, "endpoints": {network: {}}}, None,
+                {"ipc_mode": "shareable"})
+        call(self.api.start, built.sandbox_id)
+        return built.sandbox_id
+
+    def _create_member(self, context: RequestContext, capsule: Any, member: Any,
+                       mounts: list[Mount], built: _Built) -> str:
+        image_ref = self._pull(context, member, member.image, member.image_pull_policy)
+        values = member.as_dict()
+        values["exposed_ports"] = None  # published on the sandbox, which owns the network
+        values["labels"] = self._labels(capsule.uuid)
+        if member.container_type == consts.TYPE_CAPSULE_INIT_CONTAINER:
+            values["restart_policy"] = None  # run once here; retries are ours
+        namespace = f"container:{built.sandbox_id}"
+        engine_id = self._create_engine(values, image_ref, None, mounts,
+                                        {"network_mode": namespace, "ipc_mode": namespace})
+        built.engine_ids[member.uuid] = engine_id
+        return engine_id
+
+    def _run_init(self, member: Any, engine_id: str) -> None:
+        timeout = int(zun_utils.conf_value(None, "capsule_init_timeout", DEFAULT_INIT_TIMEOUT))
+        policy = member.restart_policy or {}
+        retries = int(policy.get("MaximumRetryCount") or 0) \
+            if policy.get("Name") == "on-failure" else 0
+        for attempt in range(retries + 1):
+            call(self.api.start, engine_id)
+            try:
+                result = self.api.wait(engine_id, timeout=timeout)
+            except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+                with contextlib.suppress(Exception):
+                    self.api.kill(engine_id)
+                raise InitContainerFailed(name=member.name,
+                                          why=f"did not finish within {timeout} seconds") \
+                    from None
+            code = result.get("StatusCode")
+            if code == 0:
+                return
+            LOG.info("Init container %s exited with %s (attempt %d of %d)", member.name, code,
+                     attempt + 1, retries + 1)
+        raise InitContainerFailed(name=member.name, why=f"exited with code {code}")
+
+    def _member_fields(self, engine_id: str, addresses: dict[str, Any]) -> dict[str, Any]:
+        info = call(self.api.inspect_container, engine_id)
+        fields = map_docker_state(info.get("State"), status=consts.CREATING, force=True)
+        return {"status": fields.status, "status_reason": None,
+                "status_detail": fields.status_detail, "container_id": engine_id,
+                "addresses": addresses}
+
+    # --- create -----------------------------------------------------------------------------
+
+    def capsule_create(self, context: RequestContext, capsule_uuid: str,
+                       volumes: list[dict[str, Any]] | None = None) -> None:
+        self._submit(context, capsule_uuid, self._do_create, list(volumes or []))
+
+    def _do_create(self, context: RequestContext, capsule_uuid: str,
+                   volumes: list[dict[str, Any]]) -> None:
+        with engine.transaction(readonly=True) as session:
+            capsule = capsule_q.get_by_uuid(session, capsule_uuid)
+            members = [] if capsule is None else capsule_q.members(session, capsule.id)
+        if capsule is None or capsule.status != consts.CREATING:
+            LOG.info("Not creating capsule %s: it is %s", capsule_uuid,
+                     "gone" if capsule is None else capsule.status)
+            return
+        self._event(context, capsule_uuid, "create", start=True)
+        built = _Built()
+        try:
+            mounts, records = self._prepare_volumes(capsule, volumes)
+            with engine.transaction() as session:
+                node_q.save_volume_records(session, records)
+            self._create_sandbox(context, capsule, members, built)
+            inits = [m for m in members if m.container_type == consts.TYPE_CAPSULE_INIT_CONTAINER]
+            regular = [m for m in members if m.container_type == consts.TYPE_CAPSULE_CONTAINER]
+            for member in inits:
+                engine_id = self._create_member(context, capsule, member,
+                                                mounts.get(member.uuid, []), built)
+                self._run_init(member, engine_id)
+                with engine.transaction() as session:  # Stopped, Exited(0)
+                    capsule_q.update_member(session, member.uuid,
+                                            self._member_fields(engine_id, {}))
+            for member in regular:
+                self._create_member(context, capsule, member, mounts.get(member.uuid, []),
+                                    built)
+            for member in regular:
+                call(self.api.start, built.engine_ids[member.uuid])
+            sandbox = call(self.api.inspect_container, built.sandbox_id)
+            addresses = net_addresses.addresses_from_inspect(sandbox)
+            fields = {uuid: self._member_fields(engine_id, addresses)
+                      for uuid, engine_id in built.engine_ids.items()}
+        except Exception as exc:
+            LOG.warning("Creating capsule %s failed: %s", capsule_uuid, reason_of(exc))
+            self._fail(context, capsule, reason_of(exc), exc)
+            return
+        with engine.transaction() as session:
+            won = node_q.cas_update(
+                session, capsule_uuid,
+                {"status": consts.RUNNING, "status_reason": None, "task_state": None,
+                 "container_id": built.sandbox_id, "addresses": addresses,
+                 "status_detail": None},
+                task_states=(consts.CONTAINER_CREATING,), statuses=(consts.CREATING,))
+            if won:
+                for member_uuid, values in fields.items():
+                    capsule_q.update_member(session, member_uuid, values)
+        if won:
+            self._event(context, capsule_uuid, "create")
+            return
+        with engine.transaction(readonly=True) as session:
+            gone = capsule_q.get_by_uuid(session, capsule_uuid) is None
+        if gone:  # deleted behind our back: nothing of it may stay on the node
+            self._sweep(capsule_uuid, capsule.project_id)
+        # Otherwise a delete is queued behind this job: it removes what was built.
+
+    def _sweep(self, capsule_uuid: str, project_id: str | None) -> None:
+        """Remove every engine container and volume made for the capsule, then the project
+        network if nothing else uses it (never raises)."""
+        api = self.api
+        try:
+            found = call(api.containers, all=True,
+                         filters={"label": f"{LABEL_CAPSULE}={capsule_uuid}"})
+        except Exception:
+            LOG.warning("Could not list the containers of capsule %s", capsule_uuid,
+                        exc_info=True)
+            found = []
+        # Members first: the sandbox holds their namespaces.
+        found.sort(key=lambda c: (c.get("Labels") or {}).get(consts.LABEL_CONTAINER_UUID)
+                   == capsule_uuid)
+        for container in found:
+            try:
+                call(api.remove_container, container["Id"], force=True, v=True)
+            except exception.ZunException as exc:
+                if not is_not_found(exc):
+                    LOG.warning("Could not remove %s of capsule %s: %s", container["Id"],
+                                capsule_uuid, exc)
+        try:
+            for volume in self.docker.volumes.list(
+                    filters={"label": f"{LABEL_CAPSULE}={capsule_uuid}"}):
+                with contextlib.suppress(docker.errors.NotFound):
+                    volume.remove()
+        except docker.errors.APIError:
+            LOG.warning("Could not remove the volumes of capsule %s", capsule_uuid,
+                        exc_info=True)
+        self._release_network(project_id)
+
+    def _release_network(self, project_id: str | None) -> None:
+        project = project_id or "default"
+        try:
+            with docker_network.project_network_lock(self.docker, project):
+                docker_network.remove_project_network_if_unused_locked(self.docker, project)
+        except Exception:
+            LOG.warning("Could not remove the network of project %s", project, exc_info=True)
+
+    def _fail(self, context: RequestContext, capsule: Any, reason: str,
+              exc: BaseException | None) -> None:
+        """Error state for a create that cannot complete; the node keeps nothing of it."""
+        self._sweep(capsule.uuid, capsule.project_id)
+        host = capsule.host
+        with engine.transaction() as session:
+            won = node_q.cas_update(
+                session, capsule.uuid,
+                {"status": consts.ERROR, "status_reason": reason, "task_state": None,
+                 "host": None, "container_id": None, "addresses": None, "status_detail": None},
+                task_states=(consts.CONTAINER_CREATING, consts.IMAGE_PULLING, None),
+                statuses=(consts.CREATING,))
+            if won:
+                if host:
+                    cpu, memory = capsule_q.member_resources(session, capsule.id)
+                    claims.release(session, host, cpu, memory)
+                capsule_q.update_members(
+                    session, capsule.id, {"status": consts.ERROR, "status_reason": reason},
+                    statuses=(consts.CREATING, consts.CREATED, consts.RUNNING))
+                capsule_q.update_members(session, capsule.id,
+                                         {"host": None, "addresses": None,
+                                          "container_id": None, "task_state": None})
+                node_q.delete_volume_records(session, capsule.uuid)
+        self._event(context, capsule.uuid, "create",
+                    exc or exception.ZunException(message=reason))
+
+    # --- delete -----------------------------------------------------------------------------
+
+    def capsule_delete(self, context: RequestContext, capsule_uuid: str) -> None:
+        self._submit(context, capsule_uuid, self._do_delete)
+
+    def _do_delete(self, context: RequestContext, capsule_uuid: str) -> None:
+        with engine.transaction(readonly=True) as session:
+            capsule = capsule_q.get_by_uuid(session, capsule_uuid)
+        if capsule is None:
+            return
+        self._event(context, capsule_uuid, "delete", start=True)
+        try:
+            self._remove_engine_containers(capsule_uuid)
+            local_volume.release_container_volumes(self.docker, capsule_uuid, self.state_dir)
+        except Exception as exc:
+            LOG.warning("Deleting capsule %s failed: %s", capsule_uuid, reason_of(exc))
+            with engine.transaction() as session:
+                node_q.cas_update(session, capsule_uuid,
+                                  {"status": consts.ERROR, "status_reason": reason_of(exc),
+                                   "task_state": None},
+                                  task_states=(consts.CONTAINER_DELETING, None))
+            self._event(context, capsule_uuid, "delete", exc)
+            return
+        self._release_network(capsule.project_id)
+        with engine.transaction() as session:
+            current = capsule_q.get_by_uuid(session, capsule_uuid)
+            if current is None:
+                return
+            if current.host:
+                cpu, memory = capsule_q.member_resources(session, current.id)
+                claims.release(session, current.host, cpu, memory)
+            capsule_q.destroy(session, current)
+
+    def _remove_engine_containers(self, capsule_uuid: str) -> None:
+        """Members, then the sandbox; a container already gone is fine, a refusal raises."""
+        found = call(self.api.containers, all=True,
+                     filters={"label": f"{LABEL_CAPSULE}={capsule_uuid}"})
+        found.sort(key=lambda c: (c.get("Labels") or {}).get(consts.LABEL_CONTAINER_UUID)
+                   == capsule_uuid)
+        refs = [c["Id"] for c in found] or [spec_mod.engine_name(capsule_uuid)]
+        for ref in refs:
+            try:
+                call(self.api.remove_container, ref, force=True, v=True)
+            except exception.ZunException as exc:
+                if not is_not_found(exc):
+                    raise
+
+
+def build_endpoint(host: str) -> CapsuleEndpoint:
+    """The object zun-compute serves for capsule methods (see zun.compute.agent)."""
+    return CapsuleEndpoint(host)
