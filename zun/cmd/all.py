@@ -27,7 +27,10 @@ def _parse_own_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--state-dir", default=None,
                         help=f"where the database and volumes live (default {DEFAULT_STATE_DIR})")
     parser.add_argument("--port", type=int, default=None, help="API port (default 9517)")
-    parser.add_argument("--bind", default=None, help="API address (default 127.0.0.1)")
+    parser.add_argument("--bind", default=None,
+                        help="API and console proxy address (default 127.0.0.1)")
+    parser.add_argument("--wsproxy-port", type=int, default=None,
+                        help="console proxy port (default 6784)")
     return parser.parse_known_args(argv)
 
 
@@ -43,6 +46,7 @@ def apply_embedded_defaults(state_dir: Path) -> None:
     CONF.set_default("transport_url", "fake://")
     CONF.set_default("auth_strategy", "noauth", group="api")
     CONF.set_default("host_ip", "127.0.0.1", group="api")
+    CONF.set_default("wsproxy_host", "127.0.0.1", group="websocket_proxy")
     CONF.set_default("driver", "docker", group="network")
 
 
@@ -56,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
         CONF.set_override("port", own.port, group="api")
     if own.bind is not None:
         CONF.set_override("host_ip", own.bind, group="api")
+        CONF.set_override("wsproxy_host", own.bind, group="websocket_proxy")
+    if own.wsproxy_port is not None:
+        CONF.set_override("wsproxy_port", own.wsproxy_port, group="websocket_proxy")
 
     lock = StateLock(state_dir)
     try:

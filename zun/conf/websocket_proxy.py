@@ -43,6 +43,37 @@ OPTS = [
         help="[Added by the rewrite, not in Zun] Seconds a console token stays valid "
         "after the API hands it out. A token is also spent by its first use.",
     ),
+    cfg.StrOpt(
+        "relay_host",
+        default="",
+        help="[Added by the rewrite, not in Zun] Address the console relay of zun-compute "
+        "binds to and advertises to the proxy (empty: $my_ip). The proxy reaches a "
+        "container on another node through this relay, never through a Docker TCP port.",
+    ),
+    cfg.PortOpt(
+        "relay_port",
+        default=0,
+        help="[Added by the rewrite, not in Zun] Port of the console relay (0: any free "
+        "port, told to the proxy over RPC).",
+    ),
+    cfg.StrOpt(
+        "relay_cert",
+        default="",
+        help="[Added by the rewrite, not in Zun] Certificate of the console relay; when set "
+        "the relay speaks TLS.",
+    ),
+    cfg.StrOpt(
+        "relay_key",
+        default="",
+        help="[Added by the rewrite, not in Zun] Private key of the relay's certificate, "
+        "when not in relay_cert.",
+    ),
+    cfg.StrOpt(
+        "relay_ca_file",
+        default="",
+        help="[Added by the rewrite, not in Zun] CA bundle the proxy checks a TLS relay's "
+        "certificate against (empty: the system's).",
+    ),
 ]
 
 

@@ -39,7 +39,8 @@ class Running:
         self.state_dir, self.port = state_dir, port
         self.log = state_dir.parent / f"zun-all-{port}.log"
         self.proc = subprocess.Popen(
-            [str(ZUN_ALL), "--state-dir", str(state_dir), "--port", str(port)],
+            [str(ZUN_ALL), "--state-dir", str(state_dir), "--port", str(port),
+             "--wsproxy-port", str(_free_port())],
             stdout=subprocess.DEVNULL, stderr=self.log.open("wb"))
         self.url = f"http://127.0.0.1:{port}"
 
@@ -97,7 +98,8 @@ def test_v1_document_echoes_version(zun_all: Running) -> None:
 
 def test_second_instance_on_same_state_dir_is_refused(zun_all: Running) -> None:
     result = subprocess.run(
-        [str(ZUN_ALL), "--state-dir", str(zun_all.state_dir), "--port", str(_free_port())],
+        [str(ZUN_ALL), "--state-dir", str(zun_all.state_dir), "--port", str(_free_port()),
+         "--wsproxy-port", str(_free_port())],
         capture_output=True, text=True, timeout=30)
     assert result.returncode == 2
     assert "already running on state directory" in result.stderr

@@ -58,6 +58,11 @@ ADDED = {
     ("DEFAULT", "state_path"),  # default changed, see DEVIATIONS
     ("api", "auth_strategy"),
     ("websocket_proxy", "token_ttl"),
+    ("websocket_proxy", "relay_host"),
+    ("websocket_proxy", "relay_port"),
+    ("websocket_proxy", "relay_cert"),
+    ("websocket_proxy", "relay_key"),
+    ("websocket_proxy", "relay_ca_file"),
     ("compute", "reap_grace_period"),
     ("docker", "security_opt_no_new_privileges"),
     ("docker", "cap_drop"),
