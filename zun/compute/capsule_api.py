@@ -178,7 +178,8 @@ class CapsuleAPI:
                     capsule_q.destroy(session, current)
                     return
             capsule = current  # scheduled meanwhile: the node holds it now
-        host = self.rpcapi.require_up(capsule.host, capsule.uuid)
+        # Checked before any bus is needed: a known-dead host is a 409 wherever we run.
+        host = rpcapi_capsules.CapsuleRPCAPI.require_up(capsule.host, capsule.uuid)
         before = {"status": capsule.status, "task_state": capsule.task_state}
         with engine.transaction() as session:
             changed = capsule_q.set_task(session, capsule.uuid, {
