@@ -81,6 +81,10 @@ def test_no_unknown_routes() -> None:
     assert not unknown, f"routes outside routes.json (add them to EXTRA_ROUTES if meant): {unknown}"
 
 
+#: Resources whose routes must all be served, whatever ZUN_STRICT_ROUTES says.
+COMPLETE_RESOURCES = ("/v1/capsules",)
+
+
 def test_missing_routes_report(capsys: pytest.CaptureFixture[str]) -> None:
     """Prints which routes have no handler yet (informational until every helper is done)."""
     missing = sorted(set(REFERENCE) - set(registered_table()))
@@ -90,6 +94,15 @@ def test_missing_routes_report(capsys: pytest.CaptureFixture[str]) -> None:
             print("   ", key)
     if os.environ.get("ZUN_STRICT_ROUTES"):
         assert not missing
+
+
+@pytest.mark.parametrize("resource", COMPLETE_RESOURCES)
+def test_complete_resources_have_every_route(resource: str) -> None:
+    """A finished resource never loses a route or a microversion variant silently."""
+    wanted = {k: v for k, v in REFERENCE.items() if k.split(" ", 1)[1].startswith(resource)}
+    assert wanted, resource
+    registered = registered_table()
+    assert {k: registered.get(k) for k in wanted} == wanted
 
 
 def test_no_overlapping_windows() -> None:

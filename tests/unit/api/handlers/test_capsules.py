@@ -371,3 +371,91 @@ def test_delete_without_host_removes_rows_at_once(api: Any, seed: Any) -> None:
     with engine.transaction(readonly=True) as session:
         assert session.scalar(sa.select(sa.func.count()).select_from(models.Container)) == 0
     assert api.as_member("project-a").get(f"/v1/capsules/{uuid}").status == 404
+
+
+# --- fuzzing the template ---------------------------------------------------------------------
+
+_FUZZ_BASE: dict[str, Any] = {
+    "kind": "capsule", "metadata": {"name": "fz", "labels": {"a": "b"}},
+    "spec": {
+        "initContainers": [{"image": "busybox", "command": ["true"],
+                            "resources": {"requests": {"cpu": 0.1, "memory": 16}},
+                            "volumeMounts": [{"name": "vol", "mountPath": "/v"}]}],
+        "containers": [{"image": "busybox", "command": ["sleep"], "args": ["1"],
+                        "env": {"A": "1"}, "ports": [{"containerPort": 80}],
+                        "resources": {"requests": {"cpu": 0.5, "memory": 64}},
+                        "volumeMounts": [{"name": "vol", "mountPath": "/d"}]}],
+        "volumes": [{"name": "vol", "cinder": {"size": 1}}]},
+}
+_FUZZ_PATHS = [
+    "kind", "capsuleVersion", "restartPolicy", "availabilityZone", "metadata", "metadata.name",
+    "metadata.labels", "metadata.annotations", "spec", "spec.restartPolicy", "spec.containers",
+    "spec.containers.0", "spec.containers.0.image", "spec.containers.0.command",
+    "spec.containers.0.args", "spec.containers.0.env", "spec.containers.0.stdin",
+    "spec.containers.0.resources", "spec.containers.0.resources.requests",
+    "spec.containers.0.resources.requests.cpu", "spec.containers.0.resources.requests.memory",
+    "spec.containers.0.ports", "spec.containers.0.ports.0",
+    "spec.containers.0.ports.0.containerPort", "spec.containers.0.ports.0.protocol",
+    "spec.containers.0.volumeMounts", "spec.containers.0.volumeMounts.0",
+    "spec.containers.0.volumeMounts.0.readOnly", "spec.initContainers",
+    "spec.initContainers.0", "spec.initContainers.0.image", "spec.initContainers.0.command",
+    "spec.initContainers.0.args", "spec.initContainers.0.env", "spec.initContainers.0.tty",
+    "spec.initContainers.0.resources.requests", "spec.initContainers.0.resources.requests.cpu",
+    "spec.initContainers.0.ports", "spec.initContainers.0.volumeMounts",
+    "spec.initContainers.0.volumeMounts.0", "spec.initContainers.0.volumeMounts.0.name",
+    "spec.volumes", "spec.volumes.0", "spec.volumes.0.name", "spec.volumes.0.cinder",
+    "spec.volumes.0.cinder.size", "spec.volumes.0.cinder.volumeID",
+    "spec.volumes.0.cinder.autoRemove",
+]
+
+
+def _mutate(base: dict[str, Any], mutations: list[tuple[str, Any]]) -> dict[str, Any]:
+    data = copy.deepcopy(base)
+    for dotted, value in mutations:
+        node: Any = data
+        *path, last = dotted.split(".")
+        for step in path:
+            key: Any = int(step) if step.isdigit() else step
+            if isinstance(node, dict) and key in node or \
+                    isinstance(node, list) and isinstance(key, int) and key < len(node):
+                node = node[key]
+            else:
+                node = None
+                break
+        if isinstance(node, dict):
+            node[last] = value
+        elif isinstance(node, list) and last.isdigit() and int(last) < len(node):
+            node[int(last)] = value
+    return data
+
+
+def test_no_template_gives_a_server_error(api: Any, seed: Any) -> None:
+    """Whatever a template holds, the answer is a 202 (no host here) or a 4xx, never a 5xx."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    values = st.recursive(
+        st.none() | st.booleans() | st.integers(-3, 10**6) | st.text(max_size=6)
+        | st.floats(allow_nan=False, allow_infinity=False, width=32)
+        | st.sampled_from(["0.5", "64", "TCP", "Never", "true", "v" * 36, "busybox"]),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+            st.sampled_from(["image", "name", "size", "x", "cinder", "requests"]), inner,
+            max_size=3),
+        max_leaves=6)
+    mutations = st.lists(st.tuples(st.sampled_from(_FUZZ_PATHS), values), min_size=1,
+                         max_size=3)
+    client = api.as_member("project-a").at("1.40")
+    statuses: set[int] = set()
+
+    @settings(max_examples=300, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(changes=mutations, as_string=st.booleans())
+    def search(changes: list[tuple[str, Any]], as_string: bool) -> None:
+        body = _mutate(_FUZZ_BASE, changes)
+        r = client.post("/v1/capsules", json={"template": json.dumps(body) if as_string
+                                              else body})
+        statuses.add(r.status)
+        assert r.status < 500, (changes, r)
+
+    search()
+    assert {202, 400} <= statuses  # both valid and invalid templates were tried
