@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import datetime
 import logging
 import traceback
 from collections.abc import Callable, Iterator
@@ -111,6 +112,8 @@ class ContainerManager:
         self._driver = driver
         self._state_dir = Path(state_dir) if state_dir else None
         self.workers = KeyedExecutor(max_workers or DEFAULT_MAX_WORKERS, "zun-compute")
+        self._recorded_images: dict[tuple[str, str | None], str] = {}
+        self._known_networks: set[str] = set()
 
     # --- plumbing -------------------------------------------------------------------------
 
@@ -197,21 +200,34 @@ class ContainerManager:
                                      _event(action))
 
     @staticmethod
+    def _set_task(container_uuid: str, task_state: str, current: str) -> None:
+        with engine.transaction() as session:
+            node_q.cas_update(session, container_uuid, {"task_state": task_state},
+                              task_states=(current,))
+
+    @staticmethod
     def _finish(context: RequestContext, container_uuid: str, action: str,
                 values: dict[str, Any], task_states: tuple[str | None, ...],
                 exc: BaseException | None = None, statuses: tuple[str, ...] | None = None,
-                extra: Callable[[Any], None] | None = None) -> bool:
-        """Final write (CAS on the task state) and the event, in one transaction."""
+                extra: Callable[[Any], None] | None = None,
+                started: datetime.datetime | None = None) -> bool:
+        """Final write (CAS on the task state) and the event, in one transaction.
+
+        ``started``: the event was not written when the work began (create, to keep a
+        write off its path); it is recorded whole now."""
+        result = action_q.RESULT_ERROR if exc else action_q.RESULT_SUCCESS
+        trace = "".join(traceback.format_exception(exc)) if exc else None
         with engine.transaction() as session:
             won = node_q.cas_update(session, container_uuid, values, task_states=task_states,
                                     statuses=statuses)
             if won and extra is not None:
                 extra(session)
-            if context.request_id:
-                action_q.finish_event(
-                    session, container_uuid, context.request_id, _event(action),
-                    result=action_q.RESULT_ERROR if exc else action_q.RESULT_SUCCESS,
-                    traceback="".join(traceback.format_exception(exc)) if exc else None)
+            if context.request_id and started is not None:
+                node_q.record_event(session, container_uuid, context.request_id,
+                                    _event(action), started, result, trace)
+            elif context.request_id:
+                action_q.finish_event(session, container_uuid, context.request_id,
+                                      _event(action), result=result, traceback=trace)
         return won
 
     def _engine_fields(self, row: Any, info: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -240,8 +256,11 @@ class ContainerManager:
             return {"username": user, "password": password or "", "serveraddress": default}
         return None
 
-    def _pull(self, row: Any, image: str | None = None, driver_name: str | None = None) -> str:
-        """Make the row's image present as its pull policy says; returns the engine ref."""
+    def _pull(self, row: Any, image: str | None = None, driver_name: str | None = None,
+              on_pull: Callable[[], None] | None = None) -> str:
+        """Make the row's image present as its pull policy says; returns the engine ref.
+
+        ``on_pull`` runs before an actual pull (the create sets task image_pulling then)."""
         image = image or row.image
         driver_name = driver_name or row.image_driver or zun_utils.conf_value(
             None, "default_image_driver", consts.IMAGE_DRIVER_DOCKER)
@@ -256,14 +275,26 @@ class ContainerManager:
             if registry is None:
                 raise exception.RegistryNotFound(registry=row.registry_id)
         repo, tag = zun_utils.parse_image_name(image, driver_name, registry=registry)
-        policy = (row.image_pull_policy or "").lower() or None
-        info = image_driver.pull_image(self.driver.client, repo, tag, policy,
-                                       self._auth_for(registry, repo))
-        with engine.transaction() as session:
-            node_q.record_image(session, repo=repo, tag=tag, host=self.host,
-                                image_id=info["image_id"], size=info.get("size"),
-                                project_id=row.project_id, user_id=row.user_id)
-        return image_driver.image_ref(repo, tag)
+        policy = zun_utils.get_image_pull_policy(
+            (row.image_pull_policy or "").lower() or None, tag)
+        ref = image_driver.image_ref(repo, tag)
+        present = image_driver.inspect_image(self.driver.client, ref)
+        if present is not None and not zun_utils.should_pull_image(policy, True):
+            info = {"image_id": present["Id"], "size": present.get("Size")}
+        else:
+            if on_pull is not None and zun_utils.should_pull_image(policy, present is not None):
+                on_pull()
+            info = image_driver.pull_image(self.driver.client, repo, tag, policy,
+                                           self._auth_for(registry, repo))
+        # The image row changes only when the image does: skip the write otherwise.
+        key = (repo, tag)
+        if self._recorded_images.get(key) != info["image_id"]:
+            with engine.transaction() as session:
+                node_q.record_image(session, repo=repo, tag=tag, host=self.host,
+                                    image_id=info["image_id"], size=info.get("size"),
+                                    project_id=row.project_id, user_id=row.user_id)
+            self._recorded_images[key] = info["image_id"]
+        return ref
 
     # --- networks and volumes ---------------------------------------------------------------
 
@@ -292,10 +323,16 @@ class ContainerManager:
             yield {"network_mode": next(iter(endpoints)), "endpoints": endpoints}
             return
         project = row.project_id or "default"
+        name = docker_network.project_network_name(project)
         with docker_network.project_network_lock(self.docker, project):
-            net = docker_network.ensure_project_network_locked(self.docker, project)
+            # Networks this process made or saw stay until it removes them itself (under
+            # this same lock); one removed behind our back makes the create fail with a 404,
+            # after which the caller forgets it and tries once more.
+            if name not in self._known_networks:
+                name = docker_network.ensure_project_network_locked(self.docker, project).name
+                self._known_networks.add(name)
             taken.project_network = project
-            yield {"network_mode": net.name, "endpoints": {net.name: {}}}
+            yield {"network_mode": name, "endpoints": {name: {}}}
 
     def _stored_networks(self, row: Any) -> list[dict[str, Any]] | None:
         """The networks a container was on (its ``addresses`` keys), to rebuild it alike;
@@ -325,9 +362,11 @@ class ContainerManager:
             local_volume.release_container_volumes(self.docker, container_uuid, self.state_dir)
 
     def _release_project_network(self, project_id: str | None) -> None:
+        project = project_id or "default"
         try:
-            docker_network.remove_project_network_if_unused(self.docker,
-                                                            project_id or "default")
+            with docker_network.project_network_lock(self.docker, project):
+                self._known_networks.discard(docker_network.project_network_name(project))
+                docker_network.remove_project_network_if_unused_locked(self.docker, project)
         except Exception:
             LOG.warning("Could not remove the network of project %s", project_id, exc_info=True)
 
@@ -337,8 +376,16 @@ class ContainerManager:
         spec_row = row.as_dict()
         # The host label lets the reaper of each node tell its own orphans from others'.
         spec_row["labels"] = {**(row.labels or {}), LABEL_HOST: self.host}
-        with self._networking(row, requested_networks, taken) as networking:
-            self.driver.create(spec_row, image_ref, networking, mounts=mounts or None)
+        try:
+            with self._networking(row, requested_networks, taken) as networking:
+                self.driver.create(spec_row, image_ref, networking, mounts=mounts or None)
+        except exception.ZunException as exc:
+            if requested_networks or not is_not_found(exc):
+                raise
+            self._known_networks.discard(
+                docker_network.project_network_name(row.project_id or "default"))
+            with self._networking(row, requested_networks, taken) as networking:
+                self.driver.create(spec_row, image_ref, networking, mounts=mounts or None)
         taken.engine_created = True
 
     def _start_and_inspect(self, row: Any, run: bool) -> dict[str, Any]:
@@ -373,26 +420,32 @@ class ContainerManager:
                      "gone" if row is None else row.status)
             return
         taken = _Taken()
+        started = node_q.now()
         try:
-            self._start_event(context, container_uuid, "create", consts.IMAGE_PULLING,
-                              (consts.CONTAINER_CREATING, None))
-            image_ref = self._pull(row)
-            with engine.transaction() as session:
-                node_q.cas_update(session, container_uuid,
-                                  {"task_state": consts.CONTAINER_CREATING},
-                                  task_states=(consts.IMAGE_PULLING,))
+            pulling: list[bool] = []
+
+            def on_pull() -> None:
+                pulling.append(True)
+                self._set_task(container_uuid, consts.IMAGE_PULLING, consts.CONTAINER_CREATING)
+
+            image_ref = self._pull(row, on_pull=on_pull)
+            if pulling:
+                self._set_task(container_uuid, consts.CONTAINER_CREATING, consts.IMAGE_PULLING)
             mounts = self._prepare_volumes(row, requested_volumes, taken)
             self._create_engine_container(row, image_ref, requested_networks, mounts, taken)
             row.container_id = spec_mod.engine_name(container_uuid)
             values = self._start_and_inspect(row, run)
         except Exception as exc:
             LOG.warning("Creating container %s failed: %s", container_uuid, reason_of(exc))
-            self.fail_create(context, row, reason_of(exc), taken, exc)
+            self.fail_create(context, row, reason_of(exc), taken, exc, started)
             return
         values.update(task_state=None, status_reason=None)
         if not self._finish(context, container_uuid, "create", values,
-                            (consts.CONTAINER_CREATING,), statuses=(consts.CREATING,)):
+                            (consts.CONTAINER_CREATING,), statuses=(consts.CREATING,),
+                            started=started):
             self._after_lost_create(row, taken)
+            return
+        LOG.info("Container %s created: %s", container_uuid, values["status"])
 
     def _after_lost_create(self, row: Any, taken: _Taken) -> None:
         """The row changed under the create: a forced delete is queued (it cleans up), or
@@ -419,7 +472,8 @@ class ContainerManager:
         self._release_project_network(row.project_id)
 
     def fail_create(self, context: RequestContext, row: Any, reason: str,
-                    taken: _Taken | None = None, exc: BaseException | None = None) -> None:
+                    taken: _Taken | None = None, exc: BaseException | None = None,
+                    started: datetime.datetime | None = None) -> None:
         """Error state for a create that cannot complete; the node keeps nothing of it."""
         taken = taken or _Taken()
         row.container_id = None  # remove the engine container by its name
@@ -436,7 +490,7 @@ class ContainerManager:
         self._finish(context, row.uuid, "create", values,
                      (consts.CONTAINER_CREATING, consts.IMAGE_PULLING, None),
                      exc=exc or exception.ZunException(message=reason),
-                     statuses=(consts.CREATING,), extra=release)
+                     statuses=(consts.CREATING,), extra=release, started=started or node_q.now())
 
     # --- delete ---------------------------------------------------------------------------
 

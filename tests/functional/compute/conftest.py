@@ -150,7 +150,9 @@ class Node:
 
     def sweep(self) -> None:
         for container in self.engine_containers():
-            container.remove(force=True, v=True)
+            # An auto_remove container may be going away on its own at this very moment.
+            with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
+                container.remove(force=True, v=True)
         for net in self.docker.networks.list(names=[f"zun-{self.project_id}"]):
             with contextlib.suppress(docker.errors.APIError):
                 net.remove()

@@ -383,3 +383,50 @@ def test_member_sees_only_its_project(api: ApiClient, node: Any) -> None:  # noq
     other = as_project(api, node, admin=False)
     assert other.get(f"/v1/capsules/{r.json['uuid']}").status == 404
     assert other.get("/v1/capsules").json["capsules"] == []
+
+
+def capsule_endpoint_of(node: Any) -> CapsuleEndpoint:
+    return next(e for e in node.endpoints if isinstance(e, CapsuleEndpoint))
+
+
+@pytest.mark.parametrize(("command", "reason"), [
+    (["true"], "Succeeded"),
+    (["sh", "-c", "exit 2"], "Failed: container capsule-ends-"),
+])
+def test_a_capsule_that_ends_is_stopped_with_its_phase(
+        api: ApiClient, node: Any, docker_client: docker.DockerClient,  # noqa: F811
+        command: list[str], reason: str) -> None:
+    client = as_project(api, node)
+    template = capsule_template("ends", [container(command=command)], restartPolicy="Never")
+    uuid = client.post("/v1/capsules", json={"template": template}).json["uuid"]
+    assert settled(client, uuid)["status"] == "Running"
+    endpoint = capsule_endpoint_of(node)
+    member = docker_client.containers.get(f"zun-{settled(client, uuid)['containers'][0]['uuid']}")
+    wait_for(lambda: (member.reload(), member.status)[1] == "exited", what="the member's end")
+    phases = endpoint.update_phases(get_admin_context())
+    expected = consts.CAPSULE_SUCCEEDED if reason == "Succeeded" else consts.CAPSULE_FAILED
+    assert phases == {uuid: expected}
+    capsule = client.get(f"/v1/capsules/{uuid}").json
+    assert capsule["status"] == "Stopped"
+    assert capsule["status_reason"].startswith(reason)
+    if expected == consts.CAPSULE_FAILED:
+        assert capsule["status_reason"].endswith("exited with code 2")
+    assert docker_client.containers.get(f"zun-{uuid}").status == "exited"
+    # The container manager's sync agrees (the sandbox is stopped): nothing flips back.
+    periodic_tasks.sync_container_state(manager_of(node), get_admin_context())
+    again = client.get(f"/v1/capsules/{uuid}").json
+    assert (again["status"], again["status_reason"]) == ("Stopped", capsule["status_reason"])
+    assert again["containers"][0]["status"] == "Stopped"
+    assert endpoint.update_phases(get_admin_context()) == {}  # only Running capsules
+    assert client.delete(f"/v1/capsules/{uuid}").status == 204
+    wait_gone(client, uuid)
+
+
+def test_a_running_capsule_keeps_running(api: ApiClient, node: Any) -> None:  # noqa: F811
+    client = as_project(api, node)
+    uuid = client.post("/v1/capsules", json={"template": capsule_template(
+        "keeps", [container()], restartPolicy="Never")}).json["uuid"]
+    settled(client, uuid)
+    assert capsule_endpoint_of(node).update_phases(get_admin_context()) == {
+        uuid: consts.CAPSULE_RUNNING}
+    assert client.get(f"/v1/capsules/{uuid}").json["status"] == "Running"
