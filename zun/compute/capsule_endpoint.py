@@ -24,11 +24,13 @@ volume named with a fresh UUID (so that, when it outlives the capsule, it can be
 ``volumeID`` later); ``autoRemove`` ones go with the capsule. ``volumeID`` names an existing
 volume of the project. ``readOnly`` mounts are read-only.
 
-Statuses: the capsule stays ``Creating`` (the ``Pending`` phase) until every member is up, then
-``Running``; afterwards the container manager's periodic sync maps the sandbox's state onto the
-capsule row and each member's engine state onto its row, as Zun did. :func:`capsule_phase`
-gives the Kubernetes-like phase (``consts.CAPSULE_STATUSES``) of a capsule from its members,
-and :data:`PHASE_STATUS` the status string the API shows for it.
+Statuses keep Zun's strings (clients compare them); the Kubernetes-like phases of
+``consts.CAPSULE_STATUSES`` (:func:`capsule_phase`) decide them (:data:`PHASE_STATUS`): the
+capsule is ``Creating`` while ``Pending`` (sandbox, init containers), then ``Running``. The
+container manager's periodic sync maps the sandbox's state onto the capsule row and each
+member's engine state onto its row, as Zun did; this endpoint's periodic
+:meth:`CapsuleEndpoint.update_phases` stops the sandbox of a capsule that ended (``Succeeded``
+or ``Failed``), which leaves it ``Stopped`` with the phase as ``status_reason``.
 
 Every failure leaves the capsule ``Error`` with the reason and without a host, its members
 ``Error`` (those that had ended keep ``Stopped``), and nothing on the node: engine containers
@@ -41,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import shlex
 import traceback
 import uuid as uuidlib
@@ -61,6 +64,7 @@ from zun.compute.keyed_executor import KeyedExecutor
 from zun.db import engine
 from zun.db.queries import actions as action_q
 from zun.db.queries import capsules as capsule_q
+from zun.db.queries import containers as container_q
 from zun.db.queries import node as node_q
 from zun.image import docker_driver as image_driver
 from zun.image import reference
@@ -83,14 +87,17 @@ DEFAULT_FALLBACK_IMAGE = "busybox:latest"
 DEFAULT_FALLBACK_COMMAND = ["sh", "-c", 'trap "exit 0" TERM INT; sleep 2147483647 & wait']
 REASON_INTERRUPTED = "Capsule failed to create correctly"
 
-# Phase -> the status string the API shows (clients compare Zun's container statuses).
+# Phase -> the status string the API shows (clients compare Zun's container statuses). A
+# capsule that ends (Succeeded, Failed) has its sandbox stopped, so the periodic sync, which maps
+# the sandbox's state onto the capsule as in Zun, agrees: Stopped, the reason saying which.
 PHASE_STATUS = {
     consts.CAPSULE_PENDING: consts.CREATING,
     consts.CAPSULE_RUNNING: consts.RUNNING,
     consts.CAPSULE_SUCCEEDED: consts.STOPPED,
-    consts.CAPSULE_FAILED: consts.ERROR,
+    consts.CAPSULE_FAILED: consts.STOPPED,
     consts.CAPSULE_UNKNOWN: consts.UNKNOWN,
 }
+_EXIT_CODE = re.compile(r"Exited \((-?\d+)\)")
 
 
 def capsule_phase(init_containers: Sequence[tuple[str | None, int | None]],
@@ -192,6 +199,71 @@ class CapsuleEndpoint:
 
     def cleanup_host(self) -> None:
         self.workers.shutdown(wait=True)
+
+    def periodic_tasks(self) -> list[tuple[Callable[[RequestContext], Any], float, bool]]:
+        spacing = float(zun_utils.conf_value(None, "sync_container_state_interval", 60))
+        return [(self.update_phases, spacing, False)]
+
+    # --- phases of running capsules -------------------------------------------------------
+
+    def update_phases(self, context: RequestContext) -> dict[str, str]:
+        """The phase of each settled ``Running`` capsule of this host (one query, one engine
+        list); a capsule that ended gets its sandbox stopped and ``Stopped`` with the reason
+        ``Succeeded`` or ``Failed: container <name> exited with code N``. Returns the phases."""
+        with engine.transaction(readonly=True) as session:
+            running = [c for c in capsule_q.host_capsules(session, self.host)
+                       if c.status == consts.RUNNING and c.task_state is None
+                       and not self.workers.busy(c.uuid)]
+            members = capsule_q.member_view_rows(session, [c.id for c in running])
+        if not running:
+            return {}
+        listed = call(self.api.containers, all=True,
+                      filters={"label": f"{LABEL_HOST}={self.host}"})
+        states = {(c.get("Labels") or {}).get(consts.LABEL_CONTAINER_UUID): c for c in listed}
+        uuid_at, name_at = container_q.ROW_INDEX["uuid"], container_q.ROW_INDEX["name"]
+        type_at = len(container_q.ROW_KEYS) + 1
+        phases = {}
+        for capsule in running:
+            seen: dict[int, list[tuple[str | None, int | None, str]]] = {
+                consts.TYPE_CAPSULE_INIT_CONTAINER: [], consts.TYPE_CAPSULE_CONTAINER: []}
+            for row in members[capsule.id]:
+                found = states.get(row[uuid_at])
+                if found is None:
+                    seen[row[type_at]].append((consts.ERROR, None, row[name_at]))
+                    continue
+                status = map_docker_state(found.get("State"), status=consts.CREATED).status
+                code = _EXIT_CODE.search(found.get("Status") or "")
+                seen[row[type_at]].append((status, int(code.group(1)) if code else None,
+                                           row[name_at]))
+            inits = seen[consts.TYPE_CAPSULE_INIT_CONTAINER]
+            regular = seen[consts.TYPE_CAPSULE_CONTAINER]
+            phase = capsule_phase([(s, c) for s, c, _ in inits], [(s, c) for s, c, _ in regular],
+                                  (capsule.restart_policy or {}).get("Name"))
+            phases[capsule.uuid] = phase
+            if phase in (consts.CAPSULE_SUCCEEDED, consts.CAPSULE_FAILED):
+                self._finish_capsule(capsule, phase, [*inits, *regular])
+        return phases
+
+    def _finish_capsule(self, capsule: Any, phase: str,
+                        members: Sequence[tuple[str | None, int | None, str]]) -> None:
+        reason = "Succeeded"
+        if phase == consts.CAPSULE_FAILED:
+            failed = next(((name, code) for status, code, name in members
+                           if status == consts.ERROR or code not in (0, None)), None)
+            reason = ("Failed" if failed is None else
+                      f"Failed: container {failed[0]} exited with code {failed[1]}")
+        try:
+            call(self.api.stop, capsule.container_id or spec_mod.engine_name(capsule.uuid),
+                 timeout=5)
+        except exception.ZunException as exc:
+            if not is_not_found(exc):
+                LOG.warning("Could not stop the sandbox of capsule %s: %s", capsule.uuid, exc)
+                return
+        LOG.info("Capsule %s ended: %s", capsule.uuid, reason)
+        with engine.transaction() as session:
+            node_q.cas_update(session, capsule.uuid,
+                              {"status": PHASE_STATUS[phase], "status_reason": reason},
+                              task_states=(None,), statuses=(consts.RUNNING,))
 
     def _submit(self, context: RequestContext, capsule_uuid: str,
                 fn: Callable[..., None], *args: Any) -> Any:
