@@ -8,7 +8,8 @@ Opt-in extras (file level, an entry may override them): ``bus: recording`` puts 
 in-process message bus under the app with a recording compute node per seeded zun-compute
 service, so casts and calls reach a node (``rpc_replies``/``rpc_failures`` say how calls
 answer, ``rpc_sent`` what must have been sent); ``policy`` overrides rules as an operator's
-policy.yaml would; ``config`` overrides options. ``containers_after`` checks the stored rows.
+policy.yaml would; ``config`` overrides options. ``containers_after`` checks the stored rows;
+``then`` lists follow-up requests (same identity and version) with their own expectations.
 """
 
 from __future__ import annotations
@@ -276,3 +277,5 @@ def _run(api: ApiClient, entry: dict[str, Any], role: str, version: str | None,
         _check_sent(nodes, entry["rpc_sent"], reply.headers.get("x-openstack-request-id", ""))
     if "containers_after" in entry:
         _check_rows(entry["containers_after"])
+    for follow_up in entry.get("then") or []:
+        _run(api, follow_up, role, version, nodes)
