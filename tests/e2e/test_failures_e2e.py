@@ -19,12 +19,15 @@ pytestmark = [pytest.mark.e2e, pytest.mark.docker]
 
 def assert_consistent(zun: Any, server: ZunAll, docker_client: Any) -> list[Any]:
     rows = zun.containers.list(all_projects=True)
-    assert not [r.uuid for r in rows if r.status == "Creating"]
-    assert engine_uuids(docker_client, server.host) <= {r.uuid for r in rows}
+    seen = [(r.uuid, r.status, r.task_state, r.host, r.cpu, r.memory) for r in rows]
+    assert not [r.uuid for r in rows if r.status == "Creating"], seen
+    orphans = engine_uuids(docker_client, server.host) - {r.uuid for r in rows}
+    assert not orphans, (orphans, seen)
     on_host = [r for r in rows if r.host == server.host]
     host = zun.hosts.get(server.host)
-    assert float(host.cpu_used) == pytest.approx(sum(float(r.cpu) for r in on_host), abs=1e-3)
-    assert int(host.mem_used) == sum(int(r.memory) for r in on_host)
+    assert float(host.cpu_used) == pytest.approx(sum(float(r.cpu) for r in on_host),
+                                                 abs=1e-3), (host.cpu_used, seen)
+    assert int(host.mem_used) == sum(int(r.memory) for r in on_host), (host.mem_used, seen)
     return rows
 
 
