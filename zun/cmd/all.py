@@ -48,6 +48,8 @@ def apply_embedded_defaults(state_dir: Path) -> None:
     CONF.set_default("host_ip", "127.0.0.1", group="api")
     CONF.set_default("wsproxy_host", "127.0.0.1", group="websocket_proxy")
     CONF.set_default("driver", "docker", group="network")
+    # Offline laptops have no pause image: capsules then use the local fallback sandbox.
+    CONF.set_default("sandbox_image_pull_policy", "never")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,6 +30,27 @@ DEFAULT_OPTS = [
         default="ifnotpresent",
         help="When to pull sandbox_image: always, ifnotpresent or never.",
     ),
+    # Not in Zun: added by the rewrite.
+    cfg.StrOpt(
+        "sandbox_fallback_image",
+        default="busybox:latest",
+        help="[Added by the rewrite, not in Zun] A local image that runs a capsule's sandbox "
+        "when sandbox_image is absent and sandbox_image_pull_policy forbids pulling it (an "
+        "offline node). It is never pulled. Empty: no fallback, the capsule fails.",
+    ),
+    cfg.StrOpt(
+        "sandbox_fallback_command",
+        default="sh -c 'trap \"exit 0\" TERM INT; sleep 2147483647 & wait'",
+        help="[Added by the rewrite, not in Zun] Command (split like a shell) the fallback "
+        "sandbox runs: it must keep running until stopped.",
+    ),
+    cfg.IntOpt(
+        "capsule_init_timeout",
+        default=3600,
+        min=1,
+        help="[Added by the rewrite, not in Zun, which hard-coded it] Seconds a capsule's "
+        "init container may run before the capsule is failed.",
+    ),
 ]
 
 GLANCE_GROUP = cfg.OptGroup(
