@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -35,10 +36,31 @@ class ApiServer:
         self._thread.start()
         LOG.info("API listening on http://%s:%s", self.host, self.port)
 
+    @staticmethod
+    def _close_idle_channels(server: Any) -> None:
+        for channel in list(server.active_channels.values()):
+            if not channel.requests and not channel.total_outbufs_len:
+                channel.will_close = True
+        server.pull_trigger()
+
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            # waitress' task threads finish the requests under way, then exit.
-            self._server.task_dispatcher.shutdown(timeout=10)
+        server = self._server
+        if server is not None:
+            # Idle keep-alive connections would keep waitress' loop alive forever: ask every
+            # channel to close once its response is out, let running requests finish, then
+            # close whatever is left and the listening socket.
+            server.accepting = False
+            self._close_idle_channels(server)
+            server.task_dispatcher.shutdown(timeout=10)
+            # Answers written by the last requests are flushed by the loop thread.
+            deadline = time.monotonic() + 5
+            while server.active_channels and time.monotonic() < deadline:
+                self._close_idle_channels(server)
+                time.sleep(0.05)
+            for channel in list(server.active_channels.values()):
+                channel.close()
+            server.close()
         if self._thread is not None:
             self._thread.join(timeout=10)
+            if self._thread.is_alive():
+                LOG.warning("The API server thread did not stop within 10 s")
