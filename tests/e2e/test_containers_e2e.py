@@ -195,3 +195,28 @@ def test_delete_variants(zun: Any, zun_all: Any, docker_client: Any) -> None:
     wait_gone(zun, forced.uuid)
     remaining = engine_uuids(docker_client, zun_all.host)
     assert not {stopped.uuid, stop_first.uuid, forced.uuid} & remaining
+
+
+def test_exposed_port_is_published_on_the_node(zun: Any, docker_client: Any) -> None:
+    import socket
+
+    created = _run(zun, name=f"e2e-{uuid.uuid4().hex[:8]}", exposed_ports={"8080/tcp": {}},
+                   command=["sh", "-c", "while true; do echo zun-port | nc -l -p 8080; done"])
+    try:
+        wait_for(zun, created.uuid, "Running")
+        engine = docker_client.containers.get(f"zun-{created.uuid}")
+        bindings = engine.attrs["NetworkSettings"]["Ports"]["8080/tcp"]
+        host_port = int(bindings[0]["HostPort"])
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", host_port), timeout=2) as sock:
+                    assert sock.recv(64).startswith(b"zun-port")
+                break
+            except (OSError, AssertionError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+    finally:
+        zun.containers.delete(created.uuid, force=True)
+        wait_gone(zun, created.uuid)

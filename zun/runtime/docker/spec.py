@@ -135,18 +135,23 @@ def restart_policy_arg(policy: dict[str, Any] | None) -> dict[str, Any] | None:
             "MaximumRetryCount": int(policy.get("MaximumRetryCount") or 0)}
 
 
+PUBLISH_HOST_IP = "0.0.0.0"
+
+
 def ports_args(exposed_ports: dict[str, Any] | None) -> tuple[list[Any], dict[str, Any]]:
-    """``(ports, port_bindings)`` from ``{'80/tcp': {}}``; a ``HostPort`` value publishes."""
+    """``(ports, port_bindings)`` from ``{'80/tcp': {}}``.
+
+    Every exposed port is published on the node on a port the engine picks (the embedded
+    equivalent of the original's security-group rule opening the port): a user never picks
+    the node's port, so no container can take over one the node uses.
+    """
     ports: list[Any] = []
     bindings: dict[str, Any] = {}
-    for key, value in (exposed_ports or {}).items():
+    for key in (exposed_ports or {}):
         port, _, proto = key.partition("/")
         proto = proto or "tcp"
         ports.append((int(port), proto))
-        if isinstance(value, dict) and value.get("HostPort"):
-            host_port = int(value["HostPort"])
-            host_ip = value.get("HostIp")
-            bindings[f"{port}/{proto}"] = (host_ip, host_port) if host_ip else host_port
+        bindings[f"{port}/{proto}"] = (PUBLISH_HOST_IP, None)
     return ports, bindings
 
 

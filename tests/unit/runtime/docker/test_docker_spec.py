@@ -90,7 +90,8 @@ def test_full_row() -> None:
     assert sorted(create["ports"]) == [(53, "udp"), (80, "tcp")]
     assert create["healthcheck"] == {"test": ["CMD-SHELL", "true"], "interval": 5_000_000_000,
                                      "timeout": 2_000_000_000, "retries": 3}
-    assert host["port_bindings"] == {"53/udp": 5353}
+    # Every exposed port is published on an engine-chosen node port; a requested one is not used.
+    assert host["port_bindings"] == {"53/udp": ("0.0.0.0", None), "80/tcp": ("0.0.0.0", None)}
     assert host["restart_policy"] == {"Name": "on-failure", "MaximumRetryCount": 3}
     assert host["mem_limit"] == 64 << 20
     assert host["runtime"] == "runc"
