@@ -13,7 +13,10 @@ Deliberate differences from Zun (each a fix listed in rest-api.md §19):
 * field checks (microversion, field policies) run before the quota, so a request that is both
   invalid and over quota gets the 400/403 of the field, not ``over-quota``;
 * a container whose host is known down gets a 409 naming the host (not an obfuscated 500),
-  for casts as well as calls (Zun lost casts silently).
+  for casts as well as calls (Zun lost casts silently);
+* a member may join (``nets`` at create, ``network_attach``) only its project's network or a
+  network an operator registered (``POST /v1/networks``): any other name is a 404
+  ``network-not-found``, as another project's Neutron network was in Zun.
 """
 
 from __future__ import annotations
@@ -38,7 +41,9 @@ from zun.common.context import RequestContext
 from zun.compute import api as compute_api
 from zun.db import engine, models
 from zun.db.queries import containers as container_q
+from zun.db.queries import networks as network_q
 from zun.network import addresses as net_addresses
+from zun.network import docker_network
 
 COLLECTION = "containers"
 ITEM = "/v1/containers/{container_ident}"
@@ -120,6 +125,25 @@ def _validate_merged_body(req: ApiRequest, schema: str) -> dict[str, Any]:
     params = req.merged_params()
     validation.validate_body(schema, params)
     return params
+
+
+def _check_networks(ctx: RequestContext, project_id: str | None,
+                    names: list[str | None]) -> None:
+    """404 ``network-not-found`` unless each network may be joined by a container of
+    ``project_id``: its project's bridge (``zun-<project>``) or a network registered through
+    ``POST /v1/networks``. Another project's bridge, the host's own networks (``host``,
+    ``bridge``) or an ID prefix would put the container next to other tenants' containers.
+    Admins are not limited (Neutron's admin saw every network too)."""
+    if ctx.is_admin:
+        return
+    own = docker_network.project_network_name(project_id or "default")
+    for name in names:
+        if name is None or name == own:
+            continue
+        with engine.transaction(readonly=True) as session:
+            registered = network_q.by_neutron_id(session, name)
+        if not registered:
+            raise exception.NetworkNotFound(network=name)
 
 
 def _compact_reply(body: Any) -> webob.Response:
@@ -258,6 +282,8 @@ def _create(req: ApiRequest, schema: str) -> webob.Response:
     if exposed_ports is not None:
         exposed_ports = zun_utils.build_exposed_ports(exposed_ports)
     registry_id = _registry_id(ctx, body["registry"]) if body.get("registry") else None
+    requested_networks = list(body.get("nets") or [])
+    _check_networks(ctx, ctx.project_id, [n.get("network") for n in requested_networks])
     privileged = body.get("privileged")
 
     values: dict[str, Any] = {
@@ -295,7 +321,7 @@ def _create(req: ApiRequest, schema: str) -> webob.Response:
     }
     mounts = [{"type": "volume", **m} for m in body.get("mounts") or []]
     request = compute_api.CreateRequest(
-        values=values, run=run, requested_networks=list(body.get("nets") or []),
+        values=values, run=run, requested_networks=requested_networks,
         requested_volumes=mounts, requested_host=requested_host,
         availability_zone=body.get("availability_zone"), hints=dict(body.get("hints") or {}))
     uuid = _api().create(ctx, request)
@@ -530,6 +556,7 @@ def network_attach(req: ApiRequest, container_ident: str) -> webob.Response:
     if network in (container.addresses or {}):
         raise exception.Invalid(
             message=f"Network {network} is already attached to container {container.uuid}.")
+    _check_networks(req.context, container.project_id, [network])
     _api().network_attach(req.context, container, network=network,
                           fixed_ip=params.get("fixed_ip"))
     return null_reply(200)

@@ -414,6 +414,10 @@ def test_network_detach_and_attach(api, node1, seed):
         f"/v1/containers/{row2.uuid}/network_attach?network=n2").status == 406
     r = client.at("1.8").post(f"/v1/containers/{row2.uuid}/network_attach?network=zun-project-a")
     assert r.status == 400
+    # A member joins its project's network or one an operator registered, nothing else.
+    r = client.at("1.8").post(f"/v1/containers/{row2.uuid}/network_attach?network=n2")
+    assert r.status == 404 and r.error["code"] == "container.network-not-found"
+    seed.network(neutron_net_id="n2")
     r = client.at("1.8").post(
         f"/v1/containers/{row2.uuid}/network_attach?network=n2&fixed_ip=10.1.0.9")
     assert r.status == 200 and r.body == b"null"
