@@ -49,6 +49,9 @@ LOG = logging.getLogger(__name__)
 LABEL_MANAGED = "zun.managed"
 LABEL_CONTAINER = "zun.container.uuid"
 LABEL_SIZE = "zun.size_gb"
+# A named volume a project may mount: Zun labels the volumes it makes, an operator labels the
+# ones it hands to a project (docker volume create --label zun.project_id=<project> ...).
+LABEL_PROJECT = "zun.project_id"
 VOLUME_PROVIDER = "local"
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
@@ -148,9 +151,11 @@ def _record(container_uuid: str, destination: str, connection_info: dict[str, An
 
 
 def _create_volume(client: docker.DockerClient, container_uuid: str, index: int,
-                   size: int | None) -> str:
+                   size: int | None, project_id: str | None = None) -> str:
     name = volume_name(container_uuid, index)
     labels = {LABEL_MANAGED: "true", LABEL_CONTAINER: container_uuid}
+    if project_id:
+        labels[LABEL_PROJECT] = project_id
     if size is not None:
         labels[LABEL_SIZE] = str(size)
     try:
@@ -164,14 +169,24 @@ def _create_volume(client: docker.DockerClient, container_uuid: str, index: int,
     return name
 
 
-def _existing_volume(client: docker.DockerClient, container_uuid: str, source: str) -> str:
+def _existing_volume(client: docker.DockerClient, container_uuid: str, source: str,
+                     project_id: str | None = None) -> str:
+    """A named volume the container may mount.
+
+    With ``project_id`` (always, from the compute manager) the volume must be labelled for that
+    project; any other volume is "not found", so a project learns nothing about volumes that
+    are not its own (the host's, an operator's, another project's).
+    """
     try:
         vol = client.volumes.get(source)
     except docker.errors.NotFound as err:
         raise exception.VolumeNotFound(volume=source) from err
     except docker.errors.APIError as err:
         raise exception.DockerError(error_msg=str(err.explanation or err)) from err
-    owner = (vol.attrs.get("Labels") or {}).get(LABEL_CONTAINER)
+    labels = vol.attrs.get("Labels") or {}
+    if project_id is not None and labels.get(LABEL_PROJECT) != project_id:
+        raise exception.VolumeNotFound(volume=source)
+    owner = labels.get(LABEL_CONTAINER)
     if owner and owner != container_uuid:
         raise exception.VolumeNotUsable(volume=source)
     return vol.name
@@ -236,13 +251,14 @@ def prepare_mounts(client: docker.DockerClient, container_uuid: str,
                 docker_mounts.append(Mount(dest, str(Path(state_dir) / rel), type="bind",
                                            read_only=True))
             elif entry["source"]:
-                name = _existing_volume(client, container_uuid, entry["source"])
+                name = _existing_volume(client, container_uuid, entry["source"], project_id)
                 info = {"type": "volume", "name": name, "read_only": False}
                 records.append(_record(container_uuid, dest, info, False, None,
                                        project_id, user_id, host))
                 docker_mounts.append(Mount(dest, name, type="volume"))
             else:
-                name = _create_volume(client, container_uuid, index, entry["size"])
+                name = _create_volume(client, container_uuid, index, entry["size"],
+                                      project_id)
                 info = {"type": "volume", "name": name, "read_only": False,
                         "size": entry["size"]}
                 records.append(_record(container_uuid, dest, info, True, None,

@@ -47,7 +47,7 @@ def test_sized_volume_created_labelled_and_removed(docker_client, new_uuid, tmp_
     vol = docker_client.volumes.get(name)
     assert vol.attrs["Driver"] == "local"
     assert vol.attrs["Labels"] == {"zun.managed": "true", "zun.container.uuid": cuuid,
-                                   "zun.size_gb": "1"}
+                                   "zun.size_gb": "1", "zun.project_id": "p1"}
     [record] = records
     assert set(record["volume"]) == VOLUME_COLUMNS
     assert set(record["volume_mapping"]) == MAPPING_COLUMNS
@@ -77,7 +77,7 @@ def test_existing_named_volume_attached_and_kept(docker_client, new_uuid, user_v
                                                   tmp_path, run_busybox):
     name = f"ztest-user-{new_uuid()}"
     user_volumes.append(name)
-    docker_client.volumes.create(name=name)
+    docker_client.volumes.create(name=name, labels={local.LABEL_PROJECT: "project-a"})
     code, _, first = run_busybox("echo from-user > /v/hello", mounts=[
         docker.types.Mount("/v", name)])
     assert code == 0
@@ -86,7 +86,7 @@ def test_existing_named_volume_attached_and_kept(docker_client, new_uuid, user_v
     cuuid = new_uuid()
     mounts, records = local.prepare_mounts(
         docker_client, cuuid, [{"type": "volume", "source": name, "destination": "/srv"}],
-        tmp_path)
+        tmp_path, project_id="project-a")
     assert records[0]["volume"]["auto_remove"] is False
     code, out, container = run_busybox("cat /srv/hello", mounts=mounts)
     assert (code, out.strip()) == (0, "from-user")
@@ -251,3 +251,31 @@ def test_release_container_volumes_sweeps_by_label(docker_client, new_uuid, tmp_
     assert _zun_volumes(docker_client, cuuid) == []
     assert not (tmp_path / "volumes" / cuuid).exists()
     local.release_container_volumes(docker_client, cuuid, tmp_path)
+
+
+@pytest.mark.parametrize("labels", [None, {"zun.project_id": "project-b"}])
+def test_a_project_cannot_mount_a_volume_that_is_not_its_own(docker_client, new_uuid,
+                                                            user_volumes, tmp_path, labels):
+    name = f"ztest-user-{new_uuid()}"
+    user_volumes.append(name)
+    docker_client.volumes.create(name=name, labels=labels)
+    cuuid = new_uuid()
+    with pytest.raises(exception.VolumeNotFound):
+        local.prepare_mounts(
+            docker_client, cuuid, [{"type": "volume", "source": name, "destination": "/srv"}],
+            tmp_path, project_id="project-a")
+    assert _zun_volumes(docker_client, cuuid) == []
+
+
+def test_volumes_zun_makes_are_labelled_with_their_project(docker_client, new_uuid, tmp_path):
+    cuuid = new_uuid()
+    _, records = local.prepare_mounts(
+        docker_client, cuuid, [{"type": "volume", "size": 1, "destination": "/data"}],
+        tmp_path, project_id="project-a")
+    try:
+        vols = _zun_volumes(docker_client, cuuid)
+        assert len(vols) == 1
+        assert docker_client.volumes.get(vols[0]).attrs["Labels"][local.LABEL_PROJECT] == (
+            "project-a")
+    finally:
+        local.release_mounts(docker_client, records, tmp_path)
