@@ -25,6 +25,8 @@ class Route:
     min_version: Version
     max_version: Version
     versioned: bool = True
+    # Parameters that may span several path segments (an image name with a registry).
+    greedy: tuple[str, ...] = ()
 
     def accepts(self, version: Version) -> bool:
         return self.min_version <= version <= self.max_version
@@ -34,14 +36,14 @@ _REGISTRY: list[Route] = []
 
 
 def route(method: str, path: str, min_version: str | None = None,
-          max_version: str | None = None, *,
-          versioned: bool = True) -> Callable[[Handler], Handler]:
+          max_version: str | None = None, *, versioned: bool = True,
+          greedy: tuple[str, ...] = ()) -> Callable[[Handler], Handler]:
     """Register the decorated function as the handler of ``method path`` for a version window."""
     low = Version.parse(min_version) if min_version else MIN_VERSION
     high = Version.parse(max_version) if max_version else MAX_VERSION
 
     def register(handler: Handler) -> Handler:
-        _REGISTRY.append(Route(method.upper(), path, handler, low, high, versioned))
+        _REGISTRY.append(Route(method.upper(), path, handler, low, high, versioned, greedy))
         return handler
 
     return register
@@ -67,11 +69,12 @@ class PathEntry:
 _PARAM = re.compile(r"\{(\w+)\}")
 
 
-def _compile(template: str) -> re.Pattern[str]:
+def _compile(template: str, greedy: tuple[str, ...] = ()) -> re.Pattern[str]:
     out, pos = [], 0
     for match in _PARAM.finditer(template):
         out.append(re.escape(template[pos:match.start()]))
-        out.append(f"(?P<{match.group(1)}>[^/]+)")
+        name = match.group(1)
+        out.append(f"(?P<{name}>.+)" if name in greedy else f"(?P<{name}>[^/]+)")
         pos = match.end()
     out.append(re.escape(template[pos:]))
     return re.compile("^" + "".join(out) + "$")
@@ -94,7 +97,7 @@ class Router:
         for r in routes:
             entry = entries.get(r.path)
             if entry is None:
-                entry = entries[r.path] = PathEntry(r.path, _compile(r.path))
+                entry = entries[r.path] = PathEntry(r.path, _compile(r.path, r.greedy))
             entry.by_method.setdefault(r.method, []).append(r)
         # Literal paths first, so /v1/services/enable never matches a {param} sibling.
         self._entries = sorted(entries.values(), key=lambda e: e.template.count("{"))

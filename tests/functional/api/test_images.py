@@ -187,3 +187,11 @@ def test_search_the_configured_registry(api: ApiClient, agent: Any,  # noqa: F81
         assert r.status == 400 and r.error["code"] == "container.invalid-remote"
     finally:
         CONF.clear_override("default_registry", group="docker")
+
+
+def test_search_a_registry_named_in_the_image(api: ApiClient, agent: Any,  # noqa: F811
+                                             registry: dict[str, str]) -> None:
+    # Clients put the name in the path as it is: the registry's host:port/ adds segments.
+    r = api.as_member("project-a").get(f"/v1/images/{registry['url']}/busybox/search")
+    assert r.status == 200, r
+    assert f"{registry['url']}/busybox" in [hit["name"] for hit in r.json]

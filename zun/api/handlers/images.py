@@ -96,7 +96,7 @@ def delete_image(req: ApiRequest, image_id: str) -> webob.Response:
     return json_reply(None)
 
 
-@route("GET", "/v1/images/{image}/search")
+@route("GET", "/v1/images/{image}/search", greedy=("image",))
 def search_image(req: ApiRequest, image: str) -> webob.Response:
     """Matching repositories of the registry, from any up compute host."""
     params = req.query()
