@@ -20,7 +20,7 @@ import logging
 import socket
 import threading
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import oslo_messaging as messaging
 from oslo_config import cfg
@@ -32,6 +32,8 @@ from zun.common import context as zun_context
 from zun.common import exception, rpc_inprocess
 
 LOG = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 # Only these modules may be rebuilt from a remote failure: importing any module a peer names
 # would let it run code here. Builtin exceptions are always allowed by oslo.messaging.
@@ -115,6 +117,26 @@ def get_transport() -> messaging.Transport:
     if _TRANSPORT is None:
         raise RuntimeError("zun.common.rpc.init() has not been called")
     return _TRANSPORT
+
+
+_CLIENTS: dict[type, tuple[messaging.Transport, Any]] = {}
+
+
+def client_for(cls: type[T]) -> T:
+    """The process' RPC client of class ``cls`` (built as ``cls(transport)``), rebuilt when
+    :func:`init` installed a new transport.
+
+    A process without a message bus (a bare WSGI app in a test, a tool) gets the 503 of an
+    unreachable host rather than a crash.
+    """
+    if _TRANSPORT is None:
+        raise HostUnreachable(host="(any)", method="RPC", reason="this process has no message bus")
+    transport = _TRANSPORT
+    with _LOCK:
+        cached = _CLIENTS.get(cls)
+        if cached is None or cached[0] is not transport:
+            cached = _CLIENTS[cls] = (transport, cls(transport))
+        return cached[1]
 
 
 def get_conf() -> cfg.ConfigOpts:

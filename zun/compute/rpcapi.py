@@ -13,7 +13,6 @@ from :mod:`zun.compute.rpcapi_base`.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -187,15 +186,8 @@ class ContainerRPCAPI:
         return self._call(ctx, host, "network_list", container_uuid)
 
 
-_LOCK = threading.Lock()
-_CLIENT: tuple[Any, ContainerRPCAPI] | None = None
 
 
 def get_rpcapi() -> ContainerRPCAPI:
-    """The process' client, rebuilt when :mod:`zun.common.rpc` got a new transport."""
-    global _CLIENT
-    transport = rpc.get_transport()
-    with _LOCK:
-        if _CLIENT is None or _CLIENT[0] is not transport:
-            _CLIENT = (transport, ContainerRPCAPI(transport))
-        return _CLIENT[1]
+    """The process' client (a 503 in a process without a message bus)."""
+    return rpc.client_for(ContainerRPCAPI)

@@ -13,7 +13,6 @@ manager can share one RPC server.
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import oslo_messaging as messaging
@@ -45,19 +44,8 @@ class CapsuleRPCAPI:
         self._client.cast(ctx, host, "capsule_delete", capsule_uuid=capsule_uuid)
 
 
-_LOCK = threading.Lock()
-_CLIENT: tuple[Any, CapsuleRPCAPI] | None = None
 
 
 def get_rpcapi() -> CapsuleRPCAPI:
-    """The process' client, rebuilt when :mod:`zun.common.rpc` got a new transport; a process
-    without a message bus gets the 503 of an unreachable host."""
-    global _CLIENT
-    if not rpc.initialized():
-        raise rpc.HostUnreachable(host="(any)", method="RPC",
-                                  reason="this process has no message bus")
-    transport = rpc.get_transport()
-    with _LOCK:
-        if _CLIENT is None or _CLIENT[0] is not transport:
-            _CLIENT = (transport, CapsuleRPCAPI(transport))
-        return _CLIENT[1]
+    """The process' client (a 503 in a process without a message bus)."""
+    return rpc.client_for(CapsuleRPCAPI)

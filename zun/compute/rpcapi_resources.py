@@ -8,7 +8,6 @@ embedded mode, the local one), and no host up is a clear 503 instead of a timeou
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -77,22 +76,8 @@ class ResourceRPCAPI:
                                  neutron_net_id=neutron_net_id)
 
 
-_LOCK = threading.Lock()
-_CLIENT: tuple[messaging.Transport, ResourceRPCAPI] | None = None
 
 
 def get_rpcapi() -> ResourceRPCAPI:
-    """The process' client, rebuilt when :mod:`zun.common.rpc` got a new transport.
-
-    A process without a message bus (a bare WSGI app in a test, a tool) gets the same 503 as
-    an unreachable host rather than a crash.
-    """
-    global _CLIENT
-    if not rpc.initialized():
-        raise rpc.HostUnreachable(host="(any)", method="RPC",
-                                  reason="this process has no message bus")
-    transport = rpc.get_transport()
-    with _LOCK:
-        if _CLIENT is None or _CLIENT[0] is not transport:
-            _CLIENT = (transport, ResourceRPCAPI(transport))
-        return _CLIENT[1]
+    """The process' client (a 503 in a process without a message bus)."""
+    return rpc.client_for(ResourceRPCAPI)

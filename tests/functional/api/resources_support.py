@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from zun.common import rpc
-from zun.compute import rpcapi_resources
 
 
 def wait_for(check: Callable[[], Any], timeout: float = 60.0, what: str = "condition") -> Any:
@@ -38,9 +37,7 @@ def bus(api_db: str) -> Iterator[None]:
 
     init_config()
     rpc.init(CONF, "fake://")
-    rpcapi_resources._CLIENT = None
     yield
-    rpcapi_resources._CLIENT = None
     rpc.cleanup()
 
 

@@ -20,7 +20,6 @@ import pytest
 
 from zun.common import rpc
 from zun.common.rpc_service import RPCService
-from zun.compute import rpcapi as rpcapi_mod
 
 CASTS = ("container_create", "container_delete", "container_start", "container_stop",
          "container_reboot", "container_pause", "container_unpause", "container_kill",
@@ -128,8 +127,7 @@ def nodes(bus: None) -> Iterator[Nodes]:
 
 
 def fresh_rpcapi() -> None:
-    """Forget the cached client (a new transport per test)."""
-    rpcapi_mod._CLIENT = None
+    """Nothing to forget: zun.common.rpc.client_for rebuilds clients for a new transport."""
 
 
 # --- rows and identities ------------------------------------------------------------------------

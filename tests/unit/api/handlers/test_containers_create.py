@@ -291,7 +291,7 @@ def test_cast_failure_leaves_error_and_releases_claim(api, bus, seed):
     rpc.cleanup()
     try:
         r = _create(api, {"image": "busybox", "cpu": 2, "memory": 1024})
-        assert r.status == 500
+        assert r.status == 503 and r.error["code"] == "container.host-unreachable"
         rows = api.at("1.40").get("/v1/containers").json["containers"]
         assert len(rows) == 1 and rows[0]["status"] == "Error"
         assert rows[0]["status_reason"].startswith(
