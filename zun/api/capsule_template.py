@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
-from jsonschema import validators
 
 from zun.api import validation
 from zun.common import exception
@@ -156,42 +155,12 @@ def load(value: dict[str, Any] | str) -> dict[str, Any]:
 
 # --- init container items: the containers item schema, unknown keys allowed ------------------
 
-def _as_number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return value
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return None
-    return None
-
-
-def _minimum(validator: Any, minimum: Any, instance: Any, schema: dict) -> Any:
-    number = _as_number(instance)
-    if number is not None and number < minimum:
-        yield jsonschema.ValidationError(f"{instance!r} is less than the minimum of {minimum!r}")
-
-
-def _maximum(validator: Any, maximum: Any, instance: Any, schema: dict) -> Any:
-    number = _as_number(instance)
-    if number is not None and number > maximum:
-        yield jsonschema.ValidationError(
-            f"{instance!r} is greater than the maximum of {maximum!r}")
-
-
-_Validator = validators.extend(jsonschema.Draft4Validator,
-                               {"minimum": _minimum, "maximum": _maximum})
-
-
 @functools.cache
 def _init_item_validator() -> Any:
     schema = validation.schema(TEMPLATE_SCHEMA)
     item = copy.deepcopy(schema["properties"]["spec"]["properties"]["containers"]["items"])
     item["additionalProperties"] = True
-    return _Validator(item)
+    return validation.validator_for(item)
 
 
 def reset() -> None:

@@ -92,6 +92,11 @@ def _validators() -> dict[str, Any]:
             for name, schema in schemas.items()}
 
 
+def validator_for(schema: dict[str, Any]) -> Any:
+    """A validator with this module's rules (bounded numeric strings) for a schema of its own."""
+    return _Validator(schema, format_checker=jsonschema.FormatChecker(("ipv4", "ipv6")))
+
+
 def reset() -> None:
     """Reload the schemas (after a configuration change, in tests)."""
     _validators.cache_clear()

@@ -688,3 +688,11 @@ class ResourceNotReady(CNIError):
     message = 'Resource not ready: %(resource)s'
     code = 500
 
+
+
+def status_reason(exc: BaseException) -> str:
+    """A container's ``status_reason`` for ``exc``: Zun's message (with the engine's words),
+    else the class and text of an unexpected error."""
+    if isinstance(exc, ZunException):
+        return str(exc.message)
+    return f"{type(exc).__name__}: {exc}"

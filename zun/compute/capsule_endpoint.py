@@ -143,10 +143,7 @@ def _event(action: str) -> str:
     return f"compute__do_capsule_{action}"
 
 
-def reason_of(exc: BaseException) -> str:
-    if isinstance(exc, exception.ZunException):
-        return str(exc.message)
-    return f"{type(exc).__name__}: {exc}"
+reason_of = exception.status_reason
 
 
 def _fallback_command() -> list[str]:

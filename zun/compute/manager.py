@@ -67,11 +67,7 @@ def _event(action: str) -> str:
     return f"compute__do_container_{action}"
 
 
-def reason_of(exc: BaseException) -> str:
-    """A status_reason for ``exc``: Zun's message, the engine's words included."""
-    if isinstance(exc, exception.ZunException):
-        return str(exc.message)
-    return f"{type(exc).__name__}: {exc}"
+reason_of = exception.status_reason
 
 
 def _decrypt(secret: str | None) -> str | None:
