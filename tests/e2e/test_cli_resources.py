@@ -251,11 +251,10 @@ def test_image_search_in_the_default_registry(server: ZunAll, registry: dict[str
 
 def test_search_with_a_registry_in_the_name(server: ZunAll, registry: dict[str, str]) -> None:
     """The clients send ``GET /v1/images/<name>/search`` with the name unquoted: a name with
-    its registry (``127.0.0.1:5000/busybox``) adds path segments and no route matches. Zun's
-    router split the path the same way; here the search reaches a node only through
-    ``[docker]/default_registry``."""
-    done = osc(server, "image", "search", f"{registry['url']}/busybox", check=False)
-    assert done.returncode == 1 and "(HTTP 404)" in done.stderr
+    its registry (``127.0.0.1:5000/busybox``) spans several path segments, which the search
+    route accepts (Zun's router answered 404)."""
+    found = osc(server, "image", "search", f"{registry['url']}/busybox")
+    assert f"{registry['url']}/busybox" in [r["Name"] for r in found], found
 
 
 def test_images_are_for_admins(server: ZunAll) -> None:
