@@ -31,7 +31,11 @@ def _parse_own_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
                         help="API and console proxy address (default 127.0.0.1)")
     parser.add_argument("--wsproxy-port", type=int, default=None,
                         help="console proxy port (default 6784)")
-    return parser.parse_known_args(argv)
+    own, rest = parser.parse_known_args(argv)
+    if "-h" in rest or "--help" in rest:
+        # oslo.config prints the configuration options next; ours come first.
+        print(parser.format_help().replace("usage: zun-all", "usage: zun-all [embedded options]"))
+    return own, rest
 
 
 def apply_embedded_defaults(state_dir: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 from collections.abc import Sequence
@@ -12,8 +13,20 @@ from zun.conf import CONF, parse_args
 
 def prepare(argv: Sequence[str] | None = None,
             default_config_files: list[str] | None = None) -> None:
-    parse_args(list(sys.argv if argv is None else argv), default_config_files)
-    zun_log.setup(debug=CONF.debug)
+    argv = list(sys.argv if argv is None else argv)
+    parse_args(argv, default_config_files)
+    zun_log.setup(debug=CONF.debug, log_file=_log_file(os.path.basename(argv[0])))
+
+
+def _log_file(prog: str) -> str | None:
+    """oslo.log's --log-file, or <log_dir>/<prog>.log; None logs to stderr."""
+    if CONF.log_file:
+        if CONF.log_dir and not os.path.isabs(CONF.log_file):
+            return os.path.join(CONF.log_dir, CONF.log_file)
+        return CONF.log_file
+    if CONF.log_dir:
+        return os.path.join(CONF.log_dir, f"{prog}.log")
+    return None
 
 
 def hostname() -> str:

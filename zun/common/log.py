@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import logging.handlers
 import sys
 
 REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
@@ -21,12 +22,17 @@ class RequestIdFilter(logging.Filter):
         return True
 
 
-def setup(debug: bool = False, stream=None) -> None:
+def setup(debug: bool = False, stream=None, log_file: str | None = None) -> None:
+    """Log to ``log_file`` when given (reopened after logrotate moves it), else to stderr."""
     root = logging.getLogger()
     # Libraries (or an earlier call) may have installed handlers: one format, one stream.
     for handler in list(root.handlers):
         root.removeHandler(handler)
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler: logging.Handler
+    if log_file:
+        handler = logging.handlers.WatchedFileHandler(log_file)
+    else:
+        handler = logging.StreamHandler(stream or sys.stderr)
     handler._zun = True  # type: ignore[attr-defined]
     handler.addFilter(RequestIdFilter())
     handler.setFormatter(logging.Formatter(FORMAT))

@@ -162,3 +162,28 @@ def test_openstack_cli_lists_services_without_keystone(zun_all: Running) -> None
         time.sleep(0.5)
     assert [s["Binary"] for s in services] == ["zun-compute"]
     assert services[0]["State"] == "up"
+
+
+def test_log_file_option(tmp_path: Path) -> None:
+    log_file = tmp_path / "zun.log"
+    state = tmp_path / "state"
+    port = _free_port()
+    proc = subprocess.Popen(
+        [str(ZUN_ALL), "--state-dir", str(state), "--port", str(port),
+         "--wsproxy-port", str(_free_port()), "--log-file", str(log_file)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if _get(f"http://127.0.0.1:{port}/")[0] == 200:
+                    break
+            except OSError:
+                time.sleep(0.2)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    text = log_file.read_text()
+    assert "zun-all ready on" in text and "Stopped" in text
+    assert b"zun-all ready on" not in stderr
