@@ -39,6 +39,7 @@ from zun.db import engine
 from zun.db.queries import actions as action_q
 from zun.db.queries import node as node_q
 from zun.image import docker_driver as image_driver
+from zun.network import access as network_access
 from zun.network import addresses as net_addresses
 from zun.network import docker_network
 from zun.runtime.docker import spec as spec_mod
@@ -427,6 +428,8 @@ class ContainerManager:
             image_ref = self._pull(row, on_pull=on_pull)
             if pulling:
                 self._set_task(container_uuid, consts.CONTAINER_CREATING, consts.IMAGE_PULLING)
+            network_access.check_joinable(context.is_admin, row.project_id,
+                                          [n.get("network") for n in requested_networks])
             mounts = self._prepare_volumes(row, requested_volumes, taken)
             self._create_engine_container(row, image_ref, requested_networks, mounts, taken)
             row.container_id = spec_mod.engine_name(container_uuid)
@@ -854,6 +857,7 @@ class ContainerManager:
         ref = self.driver.engine_ref(row)
         try:
             if action == "network_attach":
+                network_access.check_joinable(context.is_admin, row.project_id, [network])
                 docker_network.connect(self.docker, ref, network, ip=fixed_ip or None)
             else:
                 docker_network.disconnect(self.docker, ref, network)

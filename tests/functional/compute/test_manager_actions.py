@@ -287,3 +287,39 @@ def test_network_attach_and_detach(node: Any) -> None:
 def test_security_groups_are_refused(node: Any) -> None:
     with pytest.raises(exception.SecurityGroupCannotBeApplied):
         node.manager.add_security_group(node.context(), "x", "default")
+
+
+def test_node_refuses_a_member_joining_another_projects_network(node: Any) -> None:
+    """The API checks this first; the node checks again, so a message that did not come from
+    the API cannot put a container on another tenant's bridge."""
+    uuid_ = node.run()
+    other = node.docker.networks.create(f"zun-other-{node.project_id}",
+                                        labels={"zun.managed": "true"})
+    try:
+        ctx = node.begin(uuid_, "network_attach", consts.NETWORK_ATTACHING)
+        ctx.is_admin = False
+        ctx.roles = ["member"]
+        node.manager.network_attach(ctx, uuid_, other.name, None)
+        node.wait()
+        row = node.row(uuid_)
+        assert row.task_state is None
+        assert set(row.addresses) == {f"zun-{node.project_id}"}
+        assert ("compute__do_container_network_attach", "Error") in node.events(uuid_)
+        other.reload()
+        assert not other.attrs.get("Containers")
+    finally:
+        node.manager.container_delete(node.context(), uuid_, force=True)
+        node.wait()
+        other.remove()
+
+
+def test_node_refuses_to_create_a_members_container_on_the_host_network(node: Any) -> None:
+    uuid_, ctx = node.add()
+    ctx.is_admin = False
+    ctx.roles = ["member"]
+    node.manager.container_create(ctx, uuid_, run=True,
+                                  requested_networks=[{"network": "host"}])
+    node.wait()
+    row = node.row(uuid_)
+    assert row.status == consts.ERROR and "host could not be found" in row.status_reason
+    assert node.engine_container(uuid_) is None

@@ -41,9 +41,8 @@ from zun.common.context import RequestContext
 from zun.compute import api as compute_api
 from zun.db import engine, models
 from zun.db.queries import containers as container_q
-from zun.db.queries import networks as network_q
+from zun.network import access as network_access
 from zun.network import addresses as net_addresses
-from zun.network import docker_network
 
 COLLECTION = "containers"
 ITEM = "/v1/containers/{container_ident}"
@@ -129,21 +128,8 @@ def _validate_merged_body(req: ApiRequest, schema: str) -> dict[str, Any]:
 
 def _check_networks(ctx: RequestContext, project_id: str | None,
                     names: list[str | None]) -> None:
-    """404 ``network-not-found`` unless each network may be joined by a container of
-    ``project_id``: its project's bridge (``zun-<project>``) or a network registered through
-    ``POST /v1/networks``. Another project's bridge, the host's own networks (``host``,
-    ``bridge``) or an ID prefix would put the container next to other tenants' containers.
-    Admins are not limited (Neutron's admin saw every network too)."""
-    if ctx.is_admin:
-        return
-    own = docker_network.project_network_name(project_id or "default")
-    for name in names:
-        if name is None or name == own:
-            continue
-        with engine.transaction(readonly=True) as session:
-            registered = network_q.by_neutron_id(session, name)
-        if not registered:
-            raise exception.NetworkNotFound(network=name)
+    """404 unless a container of ``project_id`` may join each network (network/access.py)."""
+    network_access.check_joinable(ctx.is_admin, project_id, names)
 
 
 def _compact_reply(body: Any) -> webob.Response:
