@@ -60,6 +60,7 @@ from zun.common import consts, exception
 from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
 from zun.compute import claims
+from zun.compute.image_rows import ImageRows
 from zun.compute.keyed_executor import KeyedExecutor
 from zun.db import engine
 from zun.db.queries import actions as action_q
@@ -171,7 +172,7 @@ class CapsuleEndpoint:
         self._docker = docker_client
         self._state_dir = Path(state_dir) if state_dir else None
         self.workers = KeyedExecutor(max_workers or DEFAULT_MAX_WORKERS, "zun-capsule")
-        self._recorded_images: dict[tuple[str, str | None], str] = {}
+        self._image_rows = ImageRows(host)
 
     # --- plumbing ---------------------------------------------------------------------------
 
@@ -318,13 +319,7 @@ class CapsuleEndpoint:
 
             auth = registry_auth(context, domain)
         info = image_driver.pull_image(self.api, repo, tag, policy, auth)
-        key = (repo, tag)
-        if self._recorded_images.get(key) != info["image_id"]:
-            with engine.transaction() as session:
-                node_q.record_image(session, repo=repo, tag=tag, host=self.host,
-                                    image_id=info["image_id"], size=info.get("size"),
-                                    project_id=row.project_id, user_id=row.user_id)
-            self._recorded_images[key] = info["image_id"]
+        self._image_rows.record(repo, tag, info, row.project_id, row.user_id)
         return image_driver.image_ref(repo, tag)
 
     def sandbox_image(self, context: RequestContext, capsule: Any) -> tuple[str, list[str] | None]:

@@ -33,6 +33,7 @@ from zun.common import consts, exception
 from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
 from zun.compute import claims
+from zun.compute.image_rows import ImageRows
 from zun.compute.keyed_executor import KeyedExecutor
 from zun.console import tokens as console_tokens
 from zun.db import engine
@@ -109,7 +110,7 @@ class ContainerManager:
         self._driver = driver
         self._state_dir = Path(state_dir) if state_dir else None
         self.workers = KeyedExecutor(max_workers or DEFAULT_MAX_WORKERS, "zun-compute")
-        self._recorded_images: dict[tuple[str, str | None], str] = {}
+        self._image_rows = ImageRows(host)
         self._known_networks: set[str] = set()
 
     # --- plumbing -------------------------------------------------------------------------
@@ -283,14 +284,7 @@ class ContainerManager:
                 on_pull()
             info = image_driver.pull_image(self.driver.client, repo, tag, policy,
                                            self._auth_for(registry, repo))
-        # The image row changes only when the image does: skip the write otherwise.
-        key = (repo, tag)
-        if self._recorded_images.get(key) != info["image_id"]:
-            with engine.transaction() as session:
-                node_q.record_image(session, repo=repo, tag=tag, host=self.host,
-                                    image_id=info["image_id"], size=info.get("size"),
-                                    project_id=row.project_id, user_id=row.user_id)
-            self._recorded_images[key] = info["image_id"]
+        self._image_rows.record(repo, tag, info, row.project_id, row.user_id)
         return ref
 
     # --- networks and volumes ---------------------------------------------------------------
