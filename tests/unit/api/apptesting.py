@@ -405,6 +405,10 @@ class RecordingNode:
                 self._arrived.wait(left)
 
 
+    def methods(self) -> list[str]:
+        return [m.method for m in self.messages]
+
+
 def _node_method(name: str) -> Callable[..., Any]:
     def method(self: RecordingNode, ctxt: Any, **kwargs: Any) -> Any:
         return self._record(name, ctxt, kwargs)

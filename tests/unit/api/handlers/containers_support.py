@@ -10,79 +10,17 @@ Calls answer with canned values (``node.replies[method]``), or raise what
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from unit.api.apptesting import RecordingNode, SentMessage
 
 from zun.common import rpc
 from zun.common.rpc_service import RPCService
 
-CASTS = ("container_create", "container_delete", "container_start", "container_stop",
-         "container_reboot", "container_pause", "container_unpause", "container_kill",
-         "container_rebuild", "resize_container", "network_attach", "network_detach",
-         "container_commit")
-CALLS = ("container_show", "container_logs", "container_exec", "container_exec_resize",
-         "container_attach", "container_resize", "container_top", "container_get_archive",
-         "container_put_archive", "container_stats", "container_update", "network_list")
-
-
-@dataclass
-class Message:
-    method: str
-    kwargs: dict[str, Any]
-    context: dict[str, Any]
-
-
-@dataclass
-class RecordingNode:
-    host: str
-    messages: list[Message] = field(default_factory=list)
-    replies: dict[str, Any] = field(default_factory=dict)
-    failures: dict[str, BaseException] = field(default_factory=dict)
-    _arrived: threading.Condition = field(default_factory=threading.Condition)
-
-    def _record(self, method: str, ctxt: Any, kwargs: dict[str, Any]) -> Any:
-        with self._arrived:
-            self.messages.append(Message(method, kwargs, ctxt.to_dict()))
-            self._arrived.notify_all()
-        if method in self.failures:
-            raise self.failures[method]
-        return self.replies.get(method)
-
-    def wait_for(self, method: str, count: int = 1, timeout: float = 10.0) -> list[Message]:
-        """The messages of ``method`` once ``count`` of them arrived (casts are async)."""
-        deadline = time.monotonic() + timeout
-        with self._arrived:
-            while True:
-                found = [m for m in self.messages if m.method == method]
-                if len(found) >= count:
-                    return found
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(f"{method} x{count} not received by {self.host}; "
-                                         f"got {[m.method for m in self.messages]}")
-                self._arrived.wait(left)
-
-    def methods(self) -> list[str]:
-        return [m.method for m in self.messages]
-
-
-def _endpoint_method(name: str) -> Any:
-    def method(self: RecordingNode, ctxt: Any, **kwargs: Any) -> Any:
-        return self._record(name, ctxt, kwargs)
-
-    method.__name__ = name
-    return method
-
-
-for _name in CASTS + CALLS:
-    setattr(RecordingNode, _name, _endpoint_method(_name))
-# oslo.messaging reads ``target`` from an endpoint; a dataclass must not expose one by accident.
-RecordingNode.target = None  # type: ignore[attr-defined]
+# One recording node for every API test: the declarative suite's (unit/api/apptesting.py).
+Message = SentMessage
 
 
 class Nodes:
