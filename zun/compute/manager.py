@@ -714,6 +714,10 @@ class ContainerManager:
         except exception.ZunException as exc:
             if not is_not_found(exc):
                 raise
+            if row.status == consts.ERROR:
+                # Already failed (the engine refused the create, say): the stored reason says
+                # why; "missing in the engine" would only hide it.
+                return _public(current)
             fresh = dict(current)
             if row.auto_remove:
                 fresh.update(status=consts.DELETED, status_reason=None, status_detail=None)

@@ -155,7 +155,8 @@ def _vanished(manager: ContainerManager, context: RequestContext, row: Any) -> N
             LOG.info("Container %s vanished from the engine: rebuilding it", row.uuid)
             manager.container_rebuild(context, row.uuid, run=run)
         return
-    if row.status != consts.ERROR or row.status_reason != REASON_NOT_IN_ENGINE:
+    # A row already in Error keeps the reason that says why it failed.
+    if row.status != consts.ERROR:
         _cas(row.uuid, {"status": consts.ERROR, "status_reason": REASON_NOT_IN_ENGINE,
                         "status_detail": None}, row.status)
 

@@ -323,3 +323,24 @@ def test_node_refuses_to_create_a_members_container_on_the_host_network(node: An
     row = node.row(uuid_)
     assert row.status == consts.ERROR and "host could not be found" in row.status_reason
     assert node.engine_container(uuid_) is None
+
+
+def test_show_keeps_the_reason_of_a_container_that_failed(node: Any) -> None:
+    """A show racing the end of a failed create must not replace the engine's refusal with
+    "missing in the engine" (seen as a flaky e2e failure before the fix)."""
+    reason = "Docker internal error: Minimum memory limit allowed is 6MB."
+    uuid_, _ = node.add(action=None, claim=False, status=consts.ERROR, task_state=None,
+                        status_reason=reason)
+    shown = node.manager.container_show(node.context(), uuid_)
+    assert shown["status"] == consts.ERROR and shown["status_reason"] == reason
+    assert node.row(uuid_).status_reason == reason
+
+
+def test_show_reports_a_running_container_that_vanished(node: Any) -> None:
+    uuid_ = node.run()
+    node.engine_container(uuid_).remove(force=True)
+    shown = node.manager.container_show(node.context(), uuid_)
+    assert shown["status"] == consts.ERROR
+    assert "missing" in shown["status_reason"]
+    node.manager.container_delete(node.context(), uuid_, force=True)
+    node.wait()
