@@ -1,16 +1,50 @@
-"""zun-api: the REST API (scheduling runs inside it)."""
+"""zun-api: the REST API (scheduling runs inside it).
+
+``[api] workers`` processes (one per CPU when unset) share one listening socket; with one
+worker the API runs in this process.
+"""
 
 from __future__ import annotations
 
+import os
+import socket
 import sys
 
 from zun.cmd import common
 from zun.conf import CONF
 from zun.service import runner
 
+# Request threads in each worker process: they mostly wait on the database and the bus.
+THREADS_PER_WORKER = 8
+
+
+def workers() -> int:
+    return max(1, CONF.api.workers or os.cpu_count() or 1)
+
 
 def main(argv: list[str] | None = None) -> int:
     common.prepare(argv)
+    from zun.api.app import load_handlers
+    from zun.service import prefork
+    from zun.service.api_server import bind_socket
+
+    # Imported before forking, so the children share these pages with the parent.
+    load_handlers()
+    import zun.compute.api  # noqa: F401
+    import zun.db.queries  # noqa: F401
+
+    sock = bind_socket(CONF.api.host_ip, CONF.api.port)
+    count = workers()
+    if count == 1:
+        return serve(sock)
+    try:
+        return prefork.run_workers(count, lambda: serve(sock))
+    finally:
+        sock.close()
+
+
+def serve(sock: socket.socket) -> int:
+    """One API process: its own engine, transport and application on the shared socket."""
     from zun.api.app import build_app
     from zun.common import rpc
     from zun.db import engine
@@ -24,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         engine.dispose()
 
     server = ApiServer(build_app(), CONF.api.host_ip, CONF.api.port,
-                       threads=max(4, CONF.api.workers or 8))
+                       threads=THREADS_PER_WORKER, sock=sock)
     return runner.run([server], on_exit=_cleanup)
 
 

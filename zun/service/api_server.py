@@ -1,37 +1,131 @@
-"""The REST API served by waitress (a pure-Python, threaded WSGI server) in a thread."""
+"""The REST API served by waitress in a thread of its own.
+
+Waitress reads and writes every socket from one event loop (``poll()`` here, so there is no
+1024-descriptor ceiling) and hands only *complete* requests to its worker threads: an idle or
+slow client costs a file descriptor and a few hundred bytes, never a thread. What waitress does
+not bound by itself is how long a client may take to send one request (``channel_timeout``
+only counts silence, so a client sending a byte every few seconds stays forever); the channel
+and server classes below close a connection whose request is not complete within
+:data:`REQUEST_READ_TIMEOUT` seconds of its first byte.
+
+Several processes can serve one port: bind with :func:`bind_socket` before forking and hand the
+socket to each process's :class:`ApiServer` (``zun/service/prefork.py``).
+"""
 
 from __future__ import annotations
 
 import logging
+import resource
+import socket
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-import waitress
+from waitress.adjustments import Adjustments
+from waitress.channel import HTTPChannel
+from waitress.server import TcpWSGIServer
 
 LOG = logging.getLogger(__name__)
+
+# Seconds a connection may stay silent between requests (waitress' channel_timeout).
+IDLE_TIMEOUT = 60
+# Seconds from the first byte of a request to its last (headers and body).
+REQUEST_READ_TIMEOUT = 30
+# How often the loop looks for connections past those timeouts.
+CLEANUP_INTERVAL = 2
+# Open connections per process, at most; more wait in the listen backlog.
+MAX_CONNECTIONS = 10_000
+# Descriptors kept back from the connection budget (database pool, message bus, logs).
+RESERVED_FDS = 256
+BACKLOG = 2048
+
+
+def raise_fd_limit() -> int:
+    """Raise the soft descriptor limit to the hard one; return the limit now in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = hard if hard != resource.RLIM_INFINITY else max(soft, 65536)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+            soft = wanted
+        except (ValueError, OSError):
+            LOG.warning("Could not raise the open file limit above %s", soft)
+    return soft if soft != resource.RLIM_INFINITY else 1 << 20
+
+
+def connection_limit() -> int:
+    return max(100, min(MAX_CONNECTIONS, raise_fd_limit() - RESERVED_FDS))
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket, to share between processes (inheritable across fork)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if family == socket.AF_INET6:
+        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+    sock.bind((host, port))
+    sock.listen(BACKLOG)
+    sock.setblocking(False)
+    return sock
+
+
+class _TimedChannel(HTTPChannel):
+    """Remembers when the request being read started."""
+
+    request_started: float | None = None
+
+    def received(self, data: bytes) -> bool:
+        if self.request is None and data:
+            self.request_started = time.monotonic()
+        result = super().received(data)
+        if self.request is None:  # every request read so far is complete
+            self.request_started = None
+        return result
+
+
+class _Server(TcpWSGIServer):
+    channel_class = _TimedChannel
+
+    def maintenance(self, now: float) -> None:
+        super().maintenance(now)
+        cutoff = time.monotonic() - REQUEST_READ_TIMEOUT
+        for channel in list(self.active_channels.values()):
+            started = getattr(channel, "request_started", None)
+            if started is not None and started < cutoff and not channel.requests:
+                channel.will_close = True
 
 
 class ApiServer:
     name = "zun-api"
 
-    def __init__(self, app: Callable[..., Any], host: str, port: int, threads: int = 8) -> None:
+    def __init__(self, app: Callable[..., Any], host: str, port: int, threads: int = 8,
+                 sock: socket.socket | None = None) -> None:
         self.app = app
         self.host = host
         self.port = port
         self.threads = threads
+        self.sock = sock
         self._server: Any = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        self._server = waitress.create_server(
-            self.app, host=self.host, port=self.port, threads=self.threads,
-            ident="zun-api", clear_untrusted_proxy_headers=True, channel_timeout=300,
+        sock = self.sock if self.sock is not None else bind_socket(self.host, self.port)
+        adj = Adjustments(
+            sockets=[sock], threads=self.threads, ident="zun-api",
+            clear_untrusted_proxy_headers=True,
+            channel_timeout=IDLE_TIMEOUT, cleanup_interval=CLEANUP_INTERVAL,
+            connection_limit=connection_limit(), backlog=BACKLOG,
+            # select() cannot watch descriptors past 1024; poll() can.
+            asyncore_use_poll=True,
             # Keep large list pages in memory: spooling past 1 MiB to a file costs more
             # than the page itself takes to build.
             outbuf_overflow=16 * 1024 * 1024)
-        self.port = self._server.effective_port
+        sockinfo = (sock.family, sock.type, sock.proto, sock.getsockname())
+        self._server = _Server(self.app, map={}, _sock=sock, adj=adj, bind_socket=False,
+                               sockinfo=sockinfo)
+        self.port = int(self._server.effective_port)
         self._thread = threading.Thread(target=self._server.run, name="zun-api-server")
         self._thread.start()
         LOG.info("API listening on http://%s:%s", self.host, self.port)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import http.client
+import socket
 import threading
 import time
 
+from zun.service import api_server
 from zun.service.api_server import ApiServer
 
 
@@ -58,3 +60,66 @@ def test_stop_waits_for_a_running_request() -> None:
     caller.join(10)
     stopper.join(15)
     assert result.get("body") == b"done"
+
+
+def _open_idle(port: int, count: int, partial: bytes = b"") -> list[socket.socket]:
+    socks = []
+    for _ in range(count):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        if partial:
+            sock.sendall(partial)
+        socks.append(sock)
+    return socks
+
+
+def test_a_request_is_answered_past_a_thousand_idle_and_slow_connections() -> None:
+    # The old settings (100 connections, select()) left this request in the backlog.
+    server = ApiServer(_app, "127.0.0.1", 0, threads=2)
+    server.start()
+    held: list[socket.socket] = []
+    try:
+        held += _open_idle(server.port, 700)
+        held += _open_idle(server.port, 400, b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        assert max(s.fileno() for s in held) > 1024  # past select()'s reach
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        conn.request("GET", "/")
+        assert conn.getresponse().read() == b"ok"
+        conn.close()
+    finally:
+        for sock in held:
+            sock.close()
+        server.stop()
+
+
+def test_a_request_that_never_completes_is_cut_off(monkeypatch) -> None:
+    monkeypatch.setattr(api_server, "REQUEST_READ_TIMEOUT", 0.5)
+    monkeypatch.setattr(api_server, "CLEANUP_INTERVAL", 0.2)
+    server = ApiServer(_app, "127.0.0.1", 0, threads=2)
+    server.start()
+    try:
+        slow = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        started = time.monotonic()
+        # A byte at a time keeps the connection active, so only the read timeout ends it.
+        closed = False
+        for byte in b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 200:
+            try:
+                slow.sendall(bytes([byte]))
+            except OSError:
+                closed = True
+                break
+            slow.settimeout(0.1)
+            try:
+                if slow.recv(1) == b"":
+                    closed = True
+                    break
+            except TimeoutError:
+                pass
+        assert closed, "the slow request was never cut off"
+        assert time.monotonic() - started < 15
+        slow.close()
+        # A well-behaved client on a fresh connection is served as usual.
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+        conn.request("GET", "/")
+        assert conn.getresponse().read() == b"ok"
+    finally:
+        server.stop()

@@ -1,0 +1,127 @@
+"""Worker processes sharing one listening socket: ``[api] workers`` for zun-api.
+
+The parent binds the socket, forks ``workers`` children and only supervises: each child builds
+its own database engine, message transport and WSGI application (nothing with a thread or a
+connection crosses ``fork``) and serves the inherited socket with its own event loop. The
+kernel hands each new connection to whichever child accepts first, so a busy child (its GIL
+held by a request) leaves new connections to an idle one.
+
+SIGTERM or SIGINT to the parent is passed on to every child, which finishes the requests it
+is running (``ApiServer.stop``) and exits; a child still alive after ``STOP_TIMEOUT`` seconds
+is killed. A child that dies is replaced, unless it exited with an error during start-up
+(``STARTUP_GRACE`` seconds): then the configuration or the environment is wrong and the
+parent stops everything and exits with an error instead of looping.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+
+LOG = logging.getLogger(__name__)
+
+STOP_TIMEOUT = 40.0
+STARTUP_GRACE = 5.0
+_POLL = 0.2
+
+
+def _spawn(child_main: Callable[[], int]) -> int:
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, signal.SIG_DFL)
+        code = child_main()
+    except BaseException:  # the child must never return into the parent's code
+        LOG.exception("API worker %s failed", os.getpid())
+    finally:
+        logging.shutdown()
+        os._exit(code)
+    return 0  # not reached
+
+
+def run_workers(workers: int, child_main: Callable[[], int]) -> int:
+    """Fork ``workers`` children running ``child_main`` and supervise them until a signal."""
+    stop = threading.Event()
+
+    def _handle(signum: int, _frame: object) -> None:
+        LOG.info("Received %s, stopping %d API workers", signal.Signals(signum).name, workers)
+        stop.set()
+
+    previous = {sig: signal.signal(sig, _handle) for sig in (signal.SIGTERM, signal.SIGINT)}
+    children: dict[int, float] = {}
+    code = 0
+    try:
+        for _ in range(workers):
+            children[_spawn(child_main)] = time.monotonic()
+        LOG.info("Started %d API worker processes: %s", workers,
+                 ", ".join(str(pid) for pid in children))
+        while not stop.wait(_POLL):
+            code = _reap(children, child_main)
+            if code:
+                break
+    finally:
+        _stop_children(children)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return code
+
+
+def _reap(children: dict[int, float], child_main: Callable[[], int]) -> int:
+    """Replace children that died; non-zero when one died during start-up."""
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return 0
+        if pid == 0:
+            return 0
+        started = children.pop(pid, None)
+        if started is None:
+            continue
+        exit_code = os.waitstatus_to_exitcode(status)
+        # A child killed by a signal is replaced whenever it died; one that gave up by
+        # itself right after starting found a problem another child would find too.
+        if exit_code > 0 and time.monotonic() - started < STARTUP_GRACE:
+            LOG.error("API worker %s exited during start-up (%s); stopping", pid, exit_code)
+            return 1
+        LOG.warning("API worker %s exited (%s); starting another", pid, exit_code)
+        children[_spawn(child_main)] = time.monotonic()
+    return 0
+
+
+def _stop_children(children: dict[int, float]) -> None:
+    for pid in children:
+        _signal(pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_TIMEOUT
+    while children and time.monotonic() < deadline:
+        for pid in list(children):
+            try:
+                done, _status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                children.pop(pid)
+        if children:
+            time.sleep(_POLL)
+    for pid in list(children):
+        LOG.warning("API worker %s did not stop within %.0f s; killing it", pid, STOP_TIMEOUT)
+        _signal(pid, signal.SIGKILL)
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+        children.pop(pid)
+
+
+def _signal(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
