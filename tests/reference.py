@@ -1,26 +1,24 @@
-"""The contract files in shared/reference/ (vectors, routes, schema dump, options).
+"""The contract files the tests check against, kept in ``tests/contract/`` (see its README).
 
-Found in ``$ZUN_SHARED_DIR``, else in the ``shared/`` folder beside the repository (where CI
-puts it), else in the developers' workspace.
+They are unchanged copies of the original Zun 18.0.0 contract (the README says where each came
+from); the tests read only these copies, never anything outside the repository.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-_REPO_ROOT = Path(__file__).resolve().parent.parent
+CONTRACT_DIR = Path(__file__).resolve().parent / "contract"
 
 
 def reference_path(name: str) -> Path:
-    for base in (os.environ.get("ZUN_SHARED_DIR"), _REPO_ROOT.parent / "shared",
-                 "/work/shared"):
-        if base and (path := Path(base) / "reference" / name).is_file():
-            return path
-    raise FileNotFoundError(f"shared/reference/{name} not found; set ZUN_SHARED_DIR")
+    path = CONTRACT_DIR / name
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing; tests/contract/README.md lists the files")
+    return path
 
 
 @functools.cache

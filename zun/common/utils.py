@@ -1,7 +1,7 @@
 """Small pure helpers shared by the API and the nodes.
 
 Each function here reproduces the original's observable behaviour (messages included) and is
-driven by ``shared/reference/vectors.json`` in ``tests/unit/common``.
+driven by ``tests/contract/vectors.json`` in ``tests/unit/common``.
 """
 
 from __future__ import annotations

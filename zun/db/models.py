@@ -1,6 +1,6 @@
 """SQLAlchemy models of Zun's tables.
 
-One class per table of ``shared/reference/db-schema-mariadb.sql`` (Zun's schema at alembic head
+One class per table of ``tests/contract/db-schema-mariadb.sql`` (Zun's schema at alembic head
 ``3f2b36231bee``); ``alembic_version`` is left to Alembic. Names, types, lengths, nullability,
 server defaults and keys follow that dump, so the same model serves an existing Zun database.
 The migrations in :mod:`zun.db.migrations` create the same schema and are the authority for

@@ -1,4 +1,4 @@
-"""Our migrations build, on MariaDB, exactly the schema of shared/reference/db-schema-mariadb.sql.
+"""Our migrations build, on MariaDB, exactly the schema of tests/contract/db-schema-mariadb.sql.
 
 Both sides go through the same strict parser (SHOW CREATE TABLE on the live side), and the
 columns are checked a second time through information_schema.

@@ -1,4 +1,4 @@
-"""The API's pure rules against the original's vectors (shared/reference/vectors.json)."""
+"""The API's pure rules against the original's vectors (tests/contract/vectors.json)."""
 
 from __future__ import annotations
 

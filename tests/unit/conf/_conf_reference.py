@@ -1,4 +1,4 @@
-"""Reads the option tables of shared/reference/config-options.md (section 3)."""
+"""Reads the option tables of tests/contract/config-options.md (section 3)."""
 
 from __future__ import annotations
 

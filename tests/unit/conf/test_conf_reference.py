@@ -1,6 +1,6 @@
 """Every option of Zun's zun.conf namespace exists here with its group, name, type and default.
 
-The expectations come from shared/reference/config-options.md; the few places
+The expectations come from tests/contract/config-options.md; the few places
 where the rewrite departs from Zun on purpose are listed in DEVIATIONS and
 checked as such.
 """

@@ -5,7 +5,7 @@ Revises: (none)
 
 This revision carries the id of Zun's own head, so a database built by Zun is already here
 and only our later revisions run on it. On a new database it creates the schema described by
-shared/reference/db-schema-mariadb.sql. This file is frozen: change the schema in a new
+tests/contract/db-schema-mariadb.sql. This file is frozen: change the schema in a new
 revision, never here.
 """
 
