@@ -18,12 +18,16 @@ Fixtures:
 
 A test using one of these fixtures is marked docker / mariadb / postgresql / rabbitmq
 automatically, so ``-m "not docker"`` also deselects tests that forgot the marker.
+
+Credentials: ``ZUN_TEST_MARIADB_URL``, ``ZUN_TEST_POSTGRESQL_URL`` and ``ZUN_TEST_RABBIT_URL``
+name an account allowed to create and drop databases (no database in the URL). The defaults,
+root and postgres without a password, are what the project machines accept; on a stock Debian,
+``scripts/run-tests.sh`` creates a ``zun_test`` account with a password and exports the URLs.
 """
 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import urllib.error
 import urllib.request
@@ -42,9 +46,11 @@ OPEN_REGISTRY = "127.0.0.1:5000"
 PRIVATE_REGISTRY = "127.0.0.1:5001"
 PRIVATE_USER = "zunuser"
 PRIVATE_PASSWORD = "zunpass"
-MARIADB_ADMIN_URL = "mysql+pymysql://root@127.0.0.1:3306"
-POSTGRESQL_ADMIN_URL = "postgresql+psycopg2://postgres@127.0.0.1:5432"
-RABBIT_URL = "rabbit://guest:guest@127.0.0.1:5672/"
+MARIADB_ADMIN_URL = os.environ.get("ZUN_TEST_MARIADB_URL",
+                                   "mysql+pymysql://root@127.0.0.1:3306").rstrip("/")
+POSTGRESQL_ADMIN_URL = os.environ.get("ZUN_TEST_POSTGRESQL_URL",
+                                      "postgresql+psycopg2://postgres@127.0.0.1:5432").rstrip("/")
+RABBIT_URL = os.environ.get("ZUN_TEST_RABBIT_URL", "rabbit://guest:guest@127.0.0.1:5672/")
 
 _FIXTURE_MARKERS = {
     "docker_client": "docker",
@@ -73,14 +79,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         names = getattr(item, "fixturenames", ())
         for marker in {_FIXTURE_MARKERS[n] for n in names if n in _FIXTURE_MARKERS}:
             item.add_marker(marker)
-
-
-def _port_open(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=2):
-            return True
-    except OSError:
-        return False
 
 
 def _registry_answers(address: str) -> bool:
@@ -163,6 +161,17 @@ def private_registry(busybox_image: str) -> dict[str, str]:
     }
 
 
+def _admin_url(url: str) -> Any:
+    import sqlalchemy as sa
+
+    return sa.make_url(url)
+
+
+def _shown(url: Any) -> str:
+    """The URL without its password, for messages."""
+    return url.render_as_string(hide_password=True)
+
+
 def _unique_db_name() -> str:
     return f"zun_test_{uuid.uuid4().hex[:16]}"
 
@@ -174,11 +183,15 @@ def mariadb_url() -> Iterator[Callable[[], str]]:
 
     created: list[str] = []
 
+    admin = _admin_url(MARIADB_ADMIN_URL)
+
     def connect() -> Any:
         try:
-            return pymysql.connect(host="127.0.0.1", port=3306, user="root", autocommit=True)
+            return pymysql.connect(host=admin.host, port=admin.port or 3306,
+                                   user=admin.username, password=admin.password or "",
+                                   autocommit=True)
         except pymysql.err.OperationalError as exc:
-            service_unavailable(f"MariaDB on 127.0.0.1:3306 is not reachable ({exc})")
+            service_unavailable(f"MariaDB at {_shown(admin)} is not usable ({exc})")
 
     def make() -> str:
         name = _unique_db_name()
@@ -209,11 +222,15 @@ def postgresql_url() -> Iterator[Callable[[], str]]:
 
     created: list[str] = []
 
+    admin = _admin_url(POSTGRESQL_ADMIN_URL)
+
     def connect() -> Any:
         try:
-            conn = psycopg2.connect(host="127.0.0.1", port=5432, user="postgres", dbname="postgres")
+            conn = psycopg2.connect(host=admin.host, port=admin.port or 5432,
+                                    user=admin.username, password=admin.password or "",
+                                    dbname="postgres")
         except psycopg2.OperationalError as exc:
-            service_unavailable(f"PostgreSQL on 127.0.0.1:5432 is not reachable ({exc})")
+            service_unavailable(f"PostgreSQL at {_shown(admin)} is not usable ({exc})")
         conn.autocommit = True  # CREATE/DROP DATABASE cannot run inside a transaction
         return conn
 
@@ -242,7 +259,19 @@ def postgresql_url() -> Iterator[Callable[[], str]]:
 
 @pytest.fixture(scope="session")
 def rabbit_url() -> str:
-    """oslo.messaging transport URL of the local RabbitMQ (guest/guest)."""
-    if not _port_open(5672):
-        service_unavailable("RabbitMQ on 127.0.0.1:5672 is not reachable")
+    """oslo.messaging transport URL of the local RabbitMQ (guest/guest unless configured)."""
+    import kombu
+
+    try:
+        # kombu gives up after one try where an oslo.messaging call would retry forever.
+        with kombu.Connection(amqp_url(RABBIT_URL), connect_timeout=5) as conn:
+            conn.ensure_connection(max_retries=1)
+    except Exception as exc:  # refused login, wrong vhost...: reported, not hidden
+        service_unavailable(f"RabbitMQ at {RABBIT_URL.split('@')[-1]} is not usable ({exc})")
     return RABBIT_URL
+
+
+def amqp_url(rabbit_url: str) -> str:
+    """The kombu (amqp://) form of an oslo.messaging rabbit:// URL with one host."""
+    rest = rabbit_url.split("://", 1)[1]
+    return "amqp://" + (rest + "/" if rest.endswith("/") else rest)

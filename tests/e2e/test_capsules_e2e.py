@@ -129,7 +129,6 @@ def _osc(server: ZunAll, *args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True, text=True, timeout=120, env=env)
 
 
-@pytest.mark.skipif(not OPENSTACK.exists(), reason="python-openstackclient is not installed")
 def test_openstack_capsule_commands(capsule_server: ZunAll, tmp_path: Path,
                                                  docker_client: Any) -> None:
     template = json.loads(json.dumps(TEMPLATE))

@@ -22,7 +22,6 @@ from oslo_config import cfg
 from zun.common import context, exception, rpc, rpc_service
 from zun.compute.rpcapi_base import ComputeRPCClient
 
-RABBIT_URL = "rabbit://guest:guest@127.0.0.1:5672/"
 WAIT = 10.0  # upper bound for anything that should take milliseconds
 
 
@@ -75,8 +74,8 @@ class Bus:
         return ComputeRPCClient(topic=self.topic, **kwargs)
 
 
-def _delete_rabbit_leftovers(exchange: str, topic: str, hosts: list[str]) -> None:
-    with kombu.Connection("amqp://guest:guest@127.0.0.1:5672//") as conn:
+def _delete_rabbit_leftovers(url: str, exchange: str, topic: str, hosts: list[str]) -> None:
+    with kombu.Connection(url.replace("rabbit://", "amqp://", 1) + "/") as conn:
         for name in [topic, *(f"{topic}.{host}" for host in hosts)]:
             conn.channel().queue_delete(name)
         for name in (exchange, f"{topic}_fanout"):
@@ -96,9 +95,8 @@ def _wait_until(predicate: Callable[[], bool], timeout: float = WAIT) -> bool:
 def bus(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bus]:
     run = uuid.uuid4().hex[:10]
     exchange, topic = f"zun-test-{run}", f"zun-compute-test-{run}"
-    if request.param == "rabbit":
-        request.getfixturevalue("rabbit_url")  # skips (or fails under CI) without RabbitMQ
-    url = RABBIT_URL if request.param == "rabbit" else "fake://"
+    # The rabbit_url fixture skips (or fails under CI) without RabbitMQ.
+    url = request.getfixturevalue("rabbit_url") if request.param == "rabbit" else "fake://"
     # Through a config file, as an operator would: the option is registered only by init().
     conf_file = tmp_path / "zun.conf"
     conf_file.write_text(f"[DEFAULT]\ncontrol_exchange = {exchange}\n")
@@ -116,7 +114,7 @@ def bus(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bus]:
             service.wait()
         rpc.cleanup()
         if request.param == "rabbit":
-            _delete_rabbit_leftovers(exchange, topic, [s.host for s in state.services])
+            _delete_rabbit_leftovers(url, exchange, topic, [s.host for s in state.services])
     leaked = set(threading.enumerate()) - threads_before
     assert _wait_until(lambda: not set(threading.enumerate()) - threads_before, 5), leaked
 

@@ -114,7 +114,8 @@ def connect_mariadb(url: str) -> Any:
     """A plain PyMySQL connection to the database of a SQLAlchemy URL."""
     parsed = sa.make_url(url)
     return pymysql.connect(
-        host=parsed.host, port=parsed.port or 3306, user=parsed.username, database=parsed.database
+        host=parsed.host, port=parsed.port or 3306, user=parsed.username,
+        password=parsed.password or "", database=parsed.database
     )
 
 

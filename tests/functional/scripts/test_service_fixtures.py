@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import pytest
 import sqlalchemy as sa
+
+# The account the fixtures use: root/postgres by default, run-tests.sh's zun_test on stock Debian.
+MARIADB_ADMIN_URL = os.environ.get("ZUN_TEST_MARIADB_URL",
+                                   "mysql+pymysql://root@127.0.0.1:3306").rstrip("/")
+POSTGRESQL_ADMIN_URL = os.environ.get("ZUN_TEST_POSTGRESQL_URL",
+                                      "postgresql+psycopg2://postgres@127.0.0.1:5432").rstrip("/")
 
 
 def _roundtrip(url: str) -> list[tuple[int, str]]:
@@ -24,7 +31,7 @@ def _roundtrip(url: str) -> list[tuple[int, str]]:
 def test_mariadb_url_gives_fresh_databases(mariadb_url: Callable[[], str]) -> None:
     first, second = mariadb_url(), mariadb_url()
     assert first != second
-    assert first.startswith("mysql+pymysql://root@127.0.0.1:3306/zun_test_")
+    assert first.startswith(f"{MARIADB_ADMIN_URL}/zun_test_")
     assert _roundtrip(first) == [(1, "zun")]
     assert _roundtrip(second) == [(1, "zun")]  # same table name: really a separate database
 
@@ -33,7 +40,7 @@ def test_mariadb_url_gives_fresh_databases(mariadb_url: Callable[[], str]) -> No
 def test_postgresql_url_gives_fresh_databases(postgresql_url: Callable[[], str]) -> None:
     first, second = postgresql_url(), postgresql_url()
     assert first != second
-    assert first.startswith("postgresql+psycopg2://postgres@127.0.0.1:5432/zun_test_")
+    assert first.startswith(f"{POSTGRESQL_ADMIN_URL}/zun_test_")
     assert _roundtrip(first) == [(1, "zun")]
     assert _roundtrip(second) == [(1, "zun")]
 
