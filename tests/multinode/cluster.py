@@ -33,6 +33,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 import uuid
 from pathlib import Path
@@ -41,8 +42,13 @@ from typing import Any
 BIN = Path(sys.executable).parent
 STATE_ROOT = Path("/var/lib/zun-multinode")
 RUN_ROOT = Path("/run")
-MARIADB = {"host": "127.0.0.1", "port": 3306, "user": "root"}
-MARIADB_URL = "mysql+pymysql://root@127.0.0.1:3306"
+# The account of tests/conftest.py's mariadb_url (scripts/run-tests.sh may export another).
+MARIADB_URL = os.environ.get("ZUN_TEST_MARIADB_URL",
+                             "mysql+pymysql://root@127.0.0.1:3306").rstrip("/")
+_MARIADB_PARSED = urllib.parse.urlsplit(MARIADB_URL)
+MARIADB = {"host": _MARIADB_PARSED.hostname, "port": _MARIADB_PARSED.port or 3306,
+           "user": urllib.parse.unquote(_MARIADB_PARSED.username or ""),
+           "password": urllib.parse.unquote(_MARIADB_PARSED.password or "")}
 RABBIT = "rabbit://guest:guest@127.0.0.1:5672"
 TEST_IMAGES = ("busybox:latest", "zun-test/busybox:latest")
 
