@@ -4,59 +4,262 @@
 #   scripts/run-tests.sh tests/unit
 #   scripts/run-tests.sh -m "not docker" -x
 # Exits non-zero on any failure, including when pytest collected no test at all.
-set -euo pipefail
+#
+# On a machine where MariaDB, PostgreSQL and RabbitMQ already answer on 127.0.0.1, they are used
+# as they are. Otherwise (a fresh Debian 12, run as root, with or without systemd) the missing
+# packages are installed and each server is started by hand, and when the stock accounts refuse
+# password-less TCP logins, a `zun_test` account is created and handed to the tests through
+# ZUN_TEST_MARIADB_URL / ZUN_TEST_POSTGRESQL_URL (see docs/testing.md). Logs of the servers this
+# script starts are in /var/log/zun-run-tests/.
+set -Eeuo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
+LOG_DIR=/var/log/zun-run-tests
+STATE_DIR=/var/lib/zun-run-tests      # the zun_test password lives here (root only)
+TEST_USER=zun_test
+export DEBIAN_FRONTEND=noninteractive
+
+STEP="start"
 log() { echo "run-tests: $*"; }
-die() { echo "run-tests: ERROR: $*" >&2; exit 1; }
+# fail MESSAGE [LOG...]: name the step, then show the end of each log worth reading.
+fail() {
+    local msg=$1 file
+    shift
+    echo "run-tests: ERROR in step '$STEP': $msg" >&2
+    for file in "$@"; do
+        if [[ -s "$file" ]]; then
+            echo "run-tests: last lines of $file:" >&2
+            tail -n 25 "$file" | sed 's/^/    /' >&2
+        else
+            echo "run-tests: (log $file is empty or missing)" >&2
+        fi
+    done
+    exit 1
+}
+on_error() { echo "run-tests: ERROR in step '$STEP': a command exited $1 (line $2)" >&2; }
+trap 'on_error $? $LINENO' ERR
+step() { STEP=$1; log "== $1"; }
 
 port_open() { timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
 
-# ensure_service NAME PORT WAIT_SECONDS START_COMMAND...
-ensure_service() {
-    local name=$1 port=$2 wait=$3
+# wait_port PORT SECONDS PID LOG...: wait for 127.0.0.1:PORT; fail early if PID (when given) dies.
+wait_port() {
+    local port=$1 wait=$2 pid=$3 i
     shift 3
-    if port_open "$port"; then
-        log "$name answers on 127.0.0.1:$port"
-        return 0
-    fi
-    log "$name is down on 127.0.0.1:$port; starting it: $*"
-    # Closed stdio so a daemon never holds our caller's output pipe open.
-    "$@" </dev/null >>"/var/log/zun-run-tests-$name.log" 2>&1 \
-        || log "start command for $name exited $? (see /var/log/zun-run-tests-$name.log)"
     for ((i = 0; i < wait; i++)); do
         if port_open "$port"; then
-            log "$name answers on 127.0.0.1:$port after ${i}s"
+            log "127.0.0.1:$port answers after ${i}s"
             return 0
+        fi
+        if [[ -n "$pid" ]] && ! kill -0 "$pid" 2>/dev/null; then
+            fail "the server exited before 127.0.0.1:$port answered" "$@"
         fi
         sleep 1
     done
-    die "$name does not answer on 127.0.0.1:$port after ${wait}s (tried: $*)"
+    fail "nothing answers on 127.0.0.1:$port after ${wait}s" "$@"
 }
 
-scripts/setup-venv.sh
-scripts/ensure-docker.sh
-scripts/test-images.sh
+apt_install() {
+    local apt_log=$LOG_DIR/apt.log own_policy=0 rc=0
+    [[ $(id -u) -eq 0 ]] || fail "need root to install $*"
+    log "apt-get install $* (log: $apt_log)"
+    # Package scripts must not try to start services (no init system to hand them to, and we
+    # start them below ourselves): a policy-rc.d answering 101, removed only if we created it.
+    if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+        printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+        chmod +x /usr/sbin/policy-rc.d
+        own_policy=1
+    fi
+    { apt-get update -q && apt-get install -y -q "$@"; } >>"$apt_log" 2>&1 || rc=$?
+    if [[ $own_policy -eq 1 ]]; then rm -f /usr/sbin/policy-rc.d; fi
+    [[ $rc -eq 0 ]] || fail "apt-get install $* exited $rc" "$apt_log"
+}
 
-ensure_service mariadb 3306 60 \
-    start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd
-# shellcheck disable=SC2046
-ensure_service postgresql 5432 60 \
-    pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql 2>/dev/null | tail -n 1) main start
-ensure_service rabbitmq 5672 120 rabbitmq-server -detached
+# --- MariaDB --------------------------------------------------------------------------------
+start_mariadb() {
+    local out=$LOG_DIR/mariadb.log
+    install -d -o mysql -g mysql -m 0755 /run/mysqld
+    if [[ ! -d /var/lib/mysql/mysql ]]; then
+        log "creating the MariaDB system tables (log: $out)"
+        mariadb-install-db --user=mysql --datadir=/var/lib/mysql >>"$out" 2>&1 \
+            || fail "mariadb-install-db failed" "$out"
+    fi
+    # mariadbd refuses to run as root; --user makes it switch to mysql. Not start-stop-daemon
+    # --background, which would hide that kind of message: stderr goes to our log.
+    log "starting mariadbd --user=mysql (log: $out)"
+    setsid mariadbd --user=mysql </dev/null >>"$out" 2>&1 &
+    wait_port 3306 60 $! "$out"
+}
+
+# --- PostgreSQL -----------------------------------------------------------------------------
+start_postgresql() {
+    local out=$LOG_DIR/postgresql.log ver
+    ver="$(ls /etc/postgresql 2>/dev/null | sort -V | tail -n 1)"
+    if [[ -z "$ver" ]]; then
+        ver="$(ls /usr/lib/postgresql | sort -V | tail -n 1)"
+        log "creating PostgreSQL cluster $ver/main (log: $out)"
+        pg_createcluster "$ver" main >>"$out" 2>&1 || fail "pg_createcluster $ver main failed" "$out"
+    fi
+    log "pg_ctlcluster $ver main start (log: /var/log/postgresql/postgresql-$ver-main.log)"
+    pg_ctlcluster --skip-systemctl-redirect "$ver" main start </dev/null >>"$out" 2>&1 \
+        || fail "pg_ctlcluster $ver main start failed" "$out" \
+            "/var/log/postgresql/postgresql-$ver-main.log"
+    wait_port 5432 60 "" "$out" "/var/log/postgresql/postgresql-$ver-main.log"
+}
+
+# --- RabbitMQ -------------------------------------------------------------------------------
+start_rabbitmq() {
+    local out=$LOG_DIR/rabbitmq.log node_log host
+    host="$(hostname -s)"
+    node_log="/var/log/rabbitmq/rabbit@$host.log"
+    # The node is named rabbit@<host name>; it cannot start if that name does not resolve.
+    getent hosts "$host" >/dev/null \
+        || fail "host name '$host' does not resolve; RabbitMQ needs it (add '127.0.1.1 $host' to /etc/hosts)"
+    log "rabbitmq-server -detached (logs: $out, $node_log)"
+    rabbitmq-server -detached </dev/null >>"$out" 2>&1 \
+        || fail "rabbitmq-server -detached failed" "$out" "$node_log"
+    wait_port 5672 120 "" "$out" "$node_log"
+}
+
+# --- accounts -------------------------------------------------------------------------------
+# db_usable URL: can this account create and drop a database over TCP? Prints the reason if not.
+db_usable() {
+    .venv/bin/python - "$1" <<'PY'
+import sys
+import uuid
+
+import sqlalchemy as sa
+
+url = sa.make_url(sys.argv[1])
+name = f"zun_test_probe_{uuid.uuid4().hex[:8]}"
+try:
+    if url.drivername.startswith("mysql"):
+        import pymysql
+        conn = pymysql.connect(host=url.host, port=url.port or 3306, user=url.username,
+                               password=url.password or "", autocommit=True)
+        with conn.cursor() as cur:
+            cur.execute(f"CREATE DATABASE `{name}`")
+            cur.execute(f"DROP DATABASE `{name}`")
+    else:
+        import psycopg2
+        conn = psycopg2.connect(host=url.host, port=url.port or 5432, user=url.username,
+                                password=url.password or "", dbname="postgres")
+        conn.autocommit = True
+        with conn.cursor() as cur:
+            cur.execute(f'CREATE DATABASE "{name}"')
+            cur.execute(f'DROP DATABASE "{name}"')
+    conn.close()
+except Exception as exc:
+    print(str(exc).strip().splitlines()[0])
+    sys.exit(1)
+PY
+}
+
+test_password() {
+    local file=$STATE_DIR/$TEST_USER.password
+    if [[ ! -s "$file" ]]; then
+        install -d -m 0700 "$STATE_DIR"
+        (umask 077 && .venv/bin/python -c 'import secrets; print(secrets.token_hex(16))' > "$file")
+    fi
+    cat "$file"
+}
+
+# ensure_db_account KIND DEFAULT_URL: export ZUN_TEST_<KIND>_URL if the default account will not do.
+ensure_db_account() {
+    local kind=$1 default=$2 var="ZUN_TEST_${1^^}_URL" why pw url out=$LOG_DIR/accounts.log
+    if [[ -n "${!var:-}" ]]; then
+        why="$(db_usable "${!var}")" || fail "$var is set but unusable: $why"
+        log "$kind: using $var as given"
+        return 0
+    fi
+    if why="$(db_usable "$default")"; then
+        log "$kind: ${default%%@*}@... can create databases; using it as it is"
+        return 0
+    fi
+    log "$kind: ${default} refused ($why); creating account $TEST_USER"
+    pw="$(test_password)"
+    case $kind in
+        mariadb)
+            # As root over the local socket: Debian's root logs in by unix_socket there.
+            mariadb --protocol=socket -u root >>"$out" 2>&1 <<SQL || fail "creating the MariaDB account failed" "$out"
+CREATE USER IF NOT EXISTS '$TEST_USER'@'127.0.0.1' IDENTIFIED BY '$pw';
+CREATE USER IF NOT EXISTS '$TEST_USER'@'localhost' IDENTIFIED BY '$pw';
+ALTER USER '$TEST_USER'@'127.0.0.1' IDENTIFIED BY '$pw';
+ALTER USER '$TEST_USER'@'localhost' IDENTIFIED BY '$pw';
+GRANT ALL PRIVILEGES ON *.* TO '$TEST_USER'@'127.0.0.1';
+GRANT ALL PRIVILEGES ON *.* TO '$TEST_USER'@'localhost';
+SQL
+            url="mysql+pymysql://$TEST_USER:$pw@127.0.0.1:3306" ;;
+        postgresql)
+            # As postgres over the local socket (peer authentication). SUPERUSER because the
+            # fixtures drop databases WITH (FORCE), as they do with the postgres account.
+            (cd / && runuser -u postgres -- psql -v ON_ERROR_STOP=1 -q) >>"$out" 2>&1 <<SQL || fail "creating the PostgreSQL account failed" "$out"
+DO \$\$ BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$TEST_USER') THEN
+    CREATE ROLE $TEST_USER;
+  END IF;
+END \$\$;
+ALTER ROLE $TEST_USER WITH LOGIN SUPERUSER PASSWORD '$pw';
+SQL
+            url="postgresql+psycopg2://$TEST_USER:$pw@127.0.0.1:5432" ;;
+    esac
+    why="$(db_usable "$url")" || fail "the new $TEST_USER account cannot create a database: $why" "$out"
+    export "$var=$url"
+    log "$kind: tests use $TEST_USER (password in $STATE_DIR/$TEST_USER.password)"
+}
+
+# --- the steps ------------------------------------------------------------------------------
+mkdir -p "$LOG_DIR"
+
+step "python venv (scripts/setup-venv.sh)"
+scripts/setup-venv.sh || fail "scripts/setup-venv.sh exited $? (its output is above)"
+
+step "docker engine (scripts/ensure-docker.sh)"
+scripts/ensure-docker.sh || fail "scripts/ensure-docker.sh exited $? (its output is above)" \
+    /var/log/dockerd.log
+
+step "test images and registries (scripts/test-images.sh)"
+scripts/test-images.sh || fail "scripts/test-images.sh exited $? (its output is above)"
+
+step "service packages"
+missing=()
+if ! port_open 3306 && ! command -v mariadbd >/dev/null; then missing+=(mariadb-server); fi
+if ! port_open 5432 && ! command -v pg_ctlcluster >/dev/null; then missing+=(postgresql); fi
+if ! port_open 5672 && ! command -v rabbitmq-server >/dev/null; then missing+=(rabbitmq-server); fi
+# The multi-node tests drive RabbitMQ vhosts and network namespaces.
+command -v rabbitmqctl >/dev/null || [[ " ${missing[*]} " == *" rabbitmq-server "* ]] \
+    || missing+=(rabbitmq-server)
+command -v ip >/dev/null || missing+=(iproute2)
+if [[ ${#missing[@]} -gt 0 ]]; then
+    apt_install "${missing[@]}"
+else
+    log "nothing to install"
+fi
+
+step "MariaDB on 127.0.0.1:3306"
+if port_open 3306; then log "answers; used as it is"; else start_mariadb; fi
+step "PostgreSQL on 127.0.0.1:5432"
+if port_open 5432; then log "answers; used as it is"; else start_postgresql; fi
+step "RabbitMQ on 127.0.0.1:5672"
+if port_open 5672; then log "answers; used as it is"; else start_rabbitmq; fi
+
+step "database accounts"
+ensure_db_account mariadb "mysql+pymysql://root@127.0.0.1:3306"
+ensure_db_account postgresql "postgresql+psycopg2://postgres@127.0.0.1:5432"
 
 # Lint only the folders that exist: git does not keep empty ones in a fresh clone.
 lint_paths=()
 for d in zun tests benchmarks; do [[ -d "$d" ]] && lint_paths+=("$d"); done
-log "ruff check ${lint_paths[*]}"
+step "ruff check ${lint_paths[*]}"
 .venv/bin/ruff check "${lint_paths[@]}"
 
-log "pytest -q $*"
+step "pytest -q $*"
+trap - ERR
 rc=0
 .venv/bin/pytest -q "$@" || rc=$?
 if [[ $rc -eq 5 ]]; then
-    die "pytest collected no tests (exit 5); that counts as a failure"
+    fail "pytest collected no tests (exit 5); that counts as a failure"
 fi
 exit "$rc"
