@@ -1,51 +1,40 @@
 """zun-compute as a component: RPC server, start-up recovery, periodic tasks, heartbeat.
 
-The endpoint objects come from :func:`endpoints_for`, so each resource (containers, images,
-networks) keeps its node-side handlers in its own module.
+The endpoint objects come from :func:`endpoints_for`, so each resource (capsules, containers,
+images, networks, consoles) keeps its node-side handlers in its own module.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 import logging
 from typing import Any
 
 from zun.common import context as zun_context
 from zun.common import rpc
 from zun.common.rpc_service import RPCService
+from zun.compute import capsule_endpoint, container_endpoint, image_endpoint, network_endpoint
 from zun.compute.periodic import PeriodicRunner
 from zun.conf import CONF
+from zun.console import endpoint as console_endpoint
 from zun.db.queries import service_heartbeat
 
 LOG = logging.getLogger(__name__)
 
 BINARY = "zun-compute"
 
-# Modules that may define ``build_endpoint(host) -> object``; absent ones are skipped so the
-# agent runs with whatever node-side handlers this build has.
-_ENDPOINT_MODULES = (
-    "zun.compute.capsule_endpoint",  # first: its start-up recovery settles capsule rows
-    "zun.compute.manager",
-    "zun.compute.image_endpoint",
-    "zun.compute.network_endpoint",
-    "zun.console.endpoint",
-)
-
 
 def endpoints_for(host: str) -> list[Any]:
-    endpoints: list[Any] = [HealthEndpoint(host)]
-    for name in _ENDPOINT_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue
-            raise
-        build = getattr(module, "build_endpoint", None)
-        if build is not None:
-            endpoints.append(build(host))
-    return endpoints
+    """The node's RPC endpoints; capsules first, so their start-up recovery settles capsule
+    rows before the container endpoint's recovery reads the host's rows."""
+    return [
+        HealthEndpoint(host),
+        capsule_endpoint.build_endpoint(host),
+        container_endpoint.build_endpoint(host),
+        image_endpoint.build_endpoint(host),
+        network_endpoint.build_endpoint(host),
+        console_endpoint.build_endpoint(host),
+    ]
 
 
 class HealthEndpoint:

@@ -21,7 +21,6 @@ action but a task was already running.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import random
 from collections.abc import Callable, Iterable, Mapping
@@ -29,9 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oslo_utils import uuidutils
-from sqlalchemy.orm import Session
 
-from zun.common import consts, exception
+from zun.common import consts, exception, quota
 from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
 from zun.compute import claims
@@ -47,10 +45,6 @@ LOG = logging.getLogger(__name__)
 UNEXPECTED_REASON = "Unexpected exception occurred."
 IN_PROGRESS_SUFFIX = " (another action is in progress)"
 
-# Task states of the contract that the shared constants may not define yet.
-CONTAINER_RESIZING = getattr(consts, "CONTAINER_RESIZING", "container_resizing")
-CONTAINER_COMMITTING = getattr(consts, "CONTAINER_COMMITTING", "container_committing")
-
 _GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota",
           "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau",
           "upsilon", "phi", "chi", "psi", "omega")
@@ -59,20 +53,6 @@ _GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", 
 def generate_name() -> str:
     """A name like Zun's generated ones: ``<greek letter>-<1..24>-container``."""
     return f"{random.choice(_GREEK)}-{random.randint(1, 24)}-container"
-
-
-def _enforce_quota(session: Session, context: RequestContext, project_id: str | None,
-                   requested: Mapping[str, float]) -> None:
-    """Adapter to zun.common.quota (written by another helper); no-op until it exists."""
-    try:
-        quota = importlib.import_module("zun.common.quota")
-    except ModuleNotFoundError as exc:
-        if exc.name != "zun.common.quota":
-            raise
-        return
-    enforce = getattr(quota, "enforce_in_transaction", None)
-    if enforce is not None:
-        enforce(session, context, project_id, dict(requested))
 
 
 @dataclass
@@ -147,7 +127,7 @@ class ContainerAPI:
             if requested_host and not compute_nodes.hostname_exists(session, requested_host):
                 raise exception.RequestedHostNotFound(host=requested_host)
             # The quota lock is held until this transaction commits the new row.
-            _enforce_quota(session, context, values.get("project_id"), requested)
+            quota.enforce_in_transaction(session, context, values.get("project_id"), requested)
             container_q.insert(session, {**values, "status": consts.CREATING,
                                          "task_state": None})
 
@@ -312,7 +292,7 @@ class ContainerAPI:
     def resize_container(self, context: RequestContext, container: models.Container, *,
                          cpu: float | None, memory: str | None) -> None:
         self._cast_action(context, container, "resize_container", "update",
-                          CONTAINER_RESIZING,
+                          consts.CONTAINER_RESIZING,
                           lambda h: self.rpcapi.resize_container(
                               context, h, container.uuid, cpu=cpu, memory=memory))
 
@@ -339,7 +319,7 @@ class ContainerAPI:
         host = self.rpcapi.require_up(container.host, container.uuid)
         image_uuid = uuidutils.generate_uuid()
         self._claim_task(context, container, "commit", "commit",
-                         {"task_state": CONTAINER_COMMITTING})
+                         {"task_state": consts.CONTAINER_COMMITTING})
         try:
             with engine.transaction() as session:
                 session.add(models.Image(
@@ -349,7 +329,7 @@ class ContainerAPI:
                                          repository=repository, tag=tag,
                                          image_uuid=image_uuid)
         except Exception:
-            self._release_task(context, container, CONTAINER_COMMITTING, {})
+            self._release_task(context, container, consts.CONTAINER_COMMITTING, {})
             raise
         return image_uuid
 
@@ -429,9 +409,10 @@ class ContainerAPI:
                               values: Mapping[str, Any], enforce: bool = True) -> None:
         with engine.transaction() as session:
             if enforce:
-                _enforce_quota(session, context, container.project_id,
-                               {"containers": 0, "cpu": max(delta_cpu, 0),
-                                "memory": max(delta_mem, 0), "disk": 0})
+                quota.enforce_in_transaction(
+                    session, context, container.project_id,
+                    {"containers": 0, "cpu": max(delta_cpu, 0), "memory": max(delta_mem, 0),
+                     "disk": 0})
             container_q.update(session, container.uuid, dict(values))
             grow_cpu, grow_mem = max(delta_cpu, 0), max(delta_mem, 0)
             if (grow_cpu or grow_mem) and not claims.claim(session, host, grow_cpu, grow_mem):

@@ -52,10 +52,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import docker
-import requests.exceptions
-from docker.types import Mount
-
 from zun.common import consts, exception
 from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
@@ -71,16 +67,17 @@ from zun.image import docker_driver as image_driver
 from zun.image import reference
 from zun.network import addresses as net_addresses
 from zun.network import docker_network
+from zun.runtime.contract import ContainerRuntime
 from zun.runtime.docker import spec as spec_mod
-from zun.runtime.docker.client import call, is_not_found, make_client, translate_errors
+from zun.runtime.docker.client import is_not_found
+from zun.runtime.docker.driver import DockerDriver
 from zun.runtime.docker.status import map_docker_state
 from zun.volume import local as local_volume
 
 LOG = logging.getLogger(__name__)
 
 LABEL_HOST = "zun.host"
-LABEL_CAPSULE = "zun.capsule.uuid"
-LABEL_PROJECT = "zun.project_id"
+LABEL_CAPSULE = local_volume.LABEL_CAPSULE
 DEFAULT_MAX_WORKERS = 8
 DEFAULT_INIT_TIMEOUT = 3600
 DEFAULT_FALLBACK_IMAGE = "busybox:latest"
@@ -154,6 +151,11 @@ def _fallback_command() -> list[str]:
     return shlex.split(value) if isinstance(value, str) else [str(v) for v in value]
 
 
+def _engine(engine_id: str) -> dict[str, str]:
+    """An engine container known by its id, as the runtime takes it."""
+    return {"container_id": engine_id}
+
+
 @dataclass
 class _Built:
     """What a create made so far (engine ids by member UUID)."""
@@ -166,10 +168,10 @@ class _Built:
 class CapsuleEndpoint:
     """RPC endpoint for capsule methods on one host."""
 
-    def __init__(self, host: str, docker_client: docker.DockerClient | None = None,
+    def __init__(self, host: str, driver: ContainerRuntime | None = None,
                  state_dir: str | Path | None = None, max_workers: int | None = None) -> None:
         self.host = host
-        self._docker = docker_client
+        self._driver = driver
         self._state_dir = Path(state_dir) if state_dir else None
         self.workers = KeyedExecutor(max_workers or DEFAULT_MAX_WORKERS, "zun-capsule")
         self._image_rows = ImageRows(host)
@@ -177,16 +179,10 @@ class CapsuleEndpoint:
     # --- plumbing ---------------------------------------------------------------------------
 
     @property
-    def docker(self) -> docker.DockerClient:
-        if self._docker is None:
-            client = docker.DockerClient.__new__(docker.DockerClient)
-            client.api = make_client()
-            self._docker = client
-        return self._docker
-
-    @property
-    def api(self) -> docker.APIClient:
-        return self.docker.api
+    def driver(self) -> ContainerRuntime:
+        if self._driver is None:
+            self._driver = DockerDriver()
+        return self._driver
 
     @property
     def state_dir(self) -> Path:
@@ -197,6 +193,8 @@ class CapsuleEndpoint:
 
     def cleanup_host(self) -> None:
         self.workers.shutdown(wait=True)
+        if self._driver is not None:
+            self._driver.close()
 
     def periodic_tasks(self) -> list[tuple[Callable[[RequestContext], Any], float, bool]]:
         spacing = float(zun_utils.conf_value(None, "sync_container_state_interval", 60))
@@ -215,8 +213,7 @@ class CapsuleEndpoint:
             members = capsule_q.member_view_rows(session, [c.id for c in running])
         if not running:
             return {}
-        listed = call(self.api.containers, all=True,
-                      filters={"label": f"{LABEL_HOST}={self.host}"})
+        listed = self.driver.list_labelled(LABEL_HOST, self.host)
         states = {(c.get("Labels") or {}).get(consts.LABEL_CONTAINER_UUID): c for c in listed}
         uuid_at, name_at = container_q.ROW_INDEX["uuid"], container_q.ROW_INDEX["name"]
         type_at = len(container_q.ROW_KEYS) + 1
@@ -251,8 +248,8 @@ class CapsuleEndpoint:
             reason = ("Failed" if failed is None else
                       f"Failed: container {failed[0]} exited with code {failed[1]}")
         try:
-            call(self.api.stop, capsule.container_id or spec_mod.engine_name(capsule.uuid),
-                 timeout=5)
+            self.driver.stop({"uuid": capsule.uuid, "container_id": capsule.container_id},
+                             timeout=5)
         except exception.ZunException as exc:
             if not is_not_found(exc):
                 LOG.warning("Could not stop the sandbox of capsule %s: %s", capsule.uuid, exc)
@@ -318,7 +315,7 @@ class CapsuleEndpoint:
             from zun.compute.image_endpoint import registry_auth
 
             auth = registry_auth(context, domain)
-        info = image_driver.pull_image(self.api, repo, tag, policy, auth)
+        info = image_driver.pull_image(self.driver.client, repo, tag, policy, auth)
         self._image_rows.record(repo, tag, info, row.project_id, row.user_id)
         return image_driver.image_ref(repo, tag)
 
@@ -334,11 +331,12 @@ class CapsuleEndpoint:
                                           consts.IMAGE_PULL_POLICY_IFNOTPRESENT) or "").lower()
         repo, tag = zun_utils.parse_image_name(image, consts.IMAGE_DRIVER_DOCKER)
         ref = image_driver.image_ref(repo, tag)
-        present = image_driver.inspect_image(self.api, ref) is not None
+        present = image_driver.inspect_image(self.driver.client, ref) is not None
         if not present and not zun_utils.should_pull_image(policy, False):
             fallback = zun_utils.conf_value(None, "sandbox_fallback_image",
                                             DEFAULT_FALLBACK_IMAGE)
-            if fallback and image_driver.inspect_image(self.api, fallback) is not None:
+            if fallback and image_driver.inspect_image(self.driver.client,
+                                                       fallback) is not None:
                 LOG.info("Sandbox image %s is absent and may not be pulled (%s): capsule %s "
                          "uses %s", ref, policy, capsule.uuid, fallback)
                 return fallback, _fallback_command()
@@ -351,53 +349,27 @@ class CapsuleEndpoint:
     # --- volumes ----------------------------------------------------------------------------
 
     def _prepare_volumes(self, capsule: Any, requests: Sequence[dict[str, Any]]
-                         ) -> tuple[dict[str, list[Mount]], list[dict[str, Any]]]:
+                         ) -> tuple[dict[str, list[Any]], list[dict[str, Any]]]:
         """Mounts by member UUID, and the volume records to store."""
-        mounts: dict[str, list[Mount]] = {}
+        mounts: dict[str, list[Any]] = {}
         records: list[dict[str, Any]] = []
         for request in requests:
             if request.get("size"):
-                name = self._create_volume(capsule, request)
+                name = local_volume.create_capsule_volume(
+                    self.driver.engine, capsule.uuid, capsule.project_id, request["size"],
+                    bool(request.get("auto_remove")))
             else:
-                name = self._existing_volume(capsule, str(request.get("volume_id")))
+                name = local_volume.existing_capsule_volume(
+                    self.driver.engine, capsule.uuid, capsule.project_id,
+                    str(request.get("volume_id")))
             paths = [m["mount_path"] for m in request.get("mounts") or []]
             for mount in request.get("mounts") or []:
                 mounts.setdefault(mount["container_uuid"], []).append(
-                    Mount(mount["mount_path"], name, type="volume",
-                          read_only=bool(mount.get("read_only"))))
+                    local_volume.volume_mount(mount["mount_path"], name,
+                                              bool(mount.get("read_only"))))
             records.append(self._volume_record(capsule, name, request, paths[0] if paths
                                                else None))
         return mounts, records
-
-    def _create_volume(self, capsule: Any, request: dict[str, Any]) -> str:
-        name = str(uuidlib.uuid4())
-        labels = {local_volume.LABEL_MANAGED: "true", LABEL_CAPSULE: capsule.uuid,
-                  LABEL_PROJECT: capsule.project_id or "", local_volume.LABEL_SIZE:
-                  str(request["size"])}
-        if request.get("auto_remove"):
-            # The container label makes the volume go with the capsule (label sweeps).
-            labels[local_volume.LABEL_CONTAINER] = capsule.uuid
-        try:
-            self.docker.volumes.create(name=name, driver="local", labels=labels)
-        except docker.errors.APIError as err:
-            raise exception.VolumeCreateFailed(
-                creation_failed=str(err.explanation or err)) from err
-        return name
-
-    def _existing_volume(self, capsule: Any, volume_id: str) -> str:
-        try:
-            volume = self.docker.volumes.get(volume_id)
-        except docker.errors.NotFound as err:
-            raise exception.VolumeNotFound(volume=volume_id) from err
-        except docker.errors.APIError as err:
-            raise exception.DockerError(error_msg=str(err.explanation or err)) from err
-        labels = volume.attrs.get("Labels") or {}
-        project = labels.get(LABEL_PROJECT)
-        owner = labels.get(local_volume.LABEL_CONTAINER)
-        # Another project's volume, or one that goes with another container or capsule.
-        if (project and project != capsule.project_id) or (owner and owner != capsule.uuid):
-            raise exception.VolumeNotUsable(volume=volume_id)
-        return volume.name
 
     def _volume_record(self, capsule: Any, name: str, request: dict[str, Any],
                        path: str | None) -> dict[str, Any]:
@@ -421,20 +393,10 @@ class CapsuleEndpoint:
     # --- engine containers ------------------------------------------------------------------
 
     def _create_engine(self, values: dict[str, Any], image_ref: str,
-                       networking: dict[str, Any] | None, mounts: list[Mount] | None,
+                       networking: dict[str, Any] | None, mounts: list[Any] | None,
                        extra_host_config: dict[str, Any]) -> str:
-        spec = spec_mod.build_create_spec(values, image_ref, networking, mounts=mounts or None)
-        host_config = {**spec.host_config, **extra_host_config}
-        api = self.api
-        with translate_errors():
-            networking_config = None
-            if spec.first_endpoint:
-                name, endpoint = spec.first_endpoint
-                networking_config = api.create_networking_config(
-                    {name: api.create_endpoint_config(**endpoint)})
-            created = api.create_container(host_config=api.create_host_config(**host_config),
-                                           networking_config=networking_config, **spec.create)
-        return created["Id"]
+        return self.driver.create(values, image_ref, networking, mounts=mounts or None,
+                                  extra_host_config=extra_host_config)
 
     def _labels(self, capsule_uuid: str, extra: dict[str, str] | None = None) -> dict[str, str]:
         return {**(extra or {}), LABEL_HOST: self.host, LABEL_CAPSULE: capsule_uuid}
@@ -450,18 +412,19 @@ class CapsuleEndpoint:
                   "hostname": (capsule.name or capsule.uuid)[:63],
                   "exposed_ports": ports or None}
         project = capsule.project_id or "default"
-        with docker_network.project_network_lock(self.docker, project):
+        with docker_network.project_network_lock(self.driver.engine, project):
             # Held until the sandbox is on the network, so no cleanup removes it meanwhile.
-            network = docker_network.ensure_project_network_locked(self.docker, project).name
+            network = docker_network.ensure_project_network_locked(self.driver.engine,
+                                                                   project).name
             built.touched_network = True
             built.sandbox_id = self._create_engine(
                 values, image_ref, {"network_mode": network, "endpoints": {network: {}}}, None,
                 {"ipc_mode": "shareable"})
-        call(self.api.start, built.sandbox_id)
+        self.driver.start(_engine(built.sandbox_id))
         return built.sandbox_id
 
     def _create_member(self, context: RequestContext, capsule: Any, member: Any,
-                       mounts: list[Mount], built: _Built) -> str:
+                       mounts: list[Any], built: _Built) -> str:
         image_ref = self._pull(context, member, member.image, member.image_pull_policy)
         values = member.as_dict()
         values["exposed_ports"] = None  # published on the sandbox, which owns the network
@@ -480,16 +443,13 @@ class CapsuleEndpoint:
         retries = int(policy.get("MaximumRetryCount") or 0) \
             if policy.get("Name") == "on-failure" else 0
         for attempt in range(retries + 1):
-            call(self.api.start, engine_id)
-            try:
-                result = self.api.wait(engine_id, timeout=timeout)
-            except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+            self.driver.start(_engine(engine_id))
+            code = self.driver.wait_stopped(_engine(engine_id), timeout)
+            if code is None:
                 with contextlib.suppress(Exception):
-                    self.api.kill(engine_id)
+                    self.driver.kill(_engine(engine_id))
                 raise InitContainerFailed(name=member.name,
-                                          why=f"did not finish within {timeout} seconds") \
-                    from None
-            code = result.get("StatusCode")
+                                          why=f"did not finish within {timeout} seconds")
             if code == 0:
                 return
             LOG.info("Init container %s exited with %s (attempt %d of %d)", member.name, code,
@@ -497,7 +457,7 @@ class CapsuleEndpoint:
         raise InitContainerFailed(name=member.name, why=f"exited with code {code}")
 
     def _member_fields(self, engine_id: str, addresses: dict[str, Any]) -> dict[str, Any]:
-        info = call(self.api.inspect_container, engine_id)
+        info = self.driver.inspect(_engine(engine_id))
         fields = map_docker_state(info.get("State"), status=consts.CREATING, force=True)
         return {"status": fields.status, "status_reason": None,
                 "status_detail": fields.status_detail, "container_id": engine_id,
@@ -538,8 +498,8 @@ class CapsuleEndpoint:
                 self._create_member(context, capsule, member, mounts.get(member.uuid, []),
                                     built)
             for member in regular:
-                call(self.api.start, built.engine_ids[member.uuid])
-            sandbox = call(self.api.inspect_container, built.sandbox_id)
+                self.driver.start(_engine(built.engine_ids[member.uuid]))
+            sandbox = self.driver.inspect(_engine(built.sandbox_id))
             addresses = net_addresses.addresses_from_inspect(sandbox)
             fields = {uuid: self._member_fields(engine_id, addresses)
                       for uuid, engine_id in built.engine_ids.items()}
@@ -569,10 +529,8 @@ class CapsuleEndpoint:
     def _sweep(self, capsule_uuid: str, project_id: str | None) -> None:
         """Remove every engine container and volume made for the capsule, then the project
         network if nothing else uses it (never raises)."""
-        api = self.api
         try:
-            found = call(api.containers, all=True,
-                         filters={"label": f"{LABEL_CAPSULE}={capsule_uuid}"})
+            found = self.driver.list_labelled(LABEL_CAPSULE, capsule_uuid)
         except Exception:
             LOG.warning("Could not list the containers of capsule %s", capsule_uuid,
                         exc_info=True)
@@ -582,17 +540,14 @@ class CapsuleEndpoint:
                    == capsule_uuid)
         for container in found:
             try:
-                call(api.remove_container, container["Id"], force=True, v=True)
+                self.driver.delete(_engine(container["Id"]), force=True)
             except exception.ZunException as exc:
                 if not is_not_found(exc):
                     LOG.warning("Could not remove %s of capsule %s: %s", container["Id"],
                                 capsule_uuid, exc)
         try:
-            for volume in self.docker.volumes.list(
-                    filters={"label": f"{LABEL_CAPSULE}={capsule_uuid}"}):
-                with contextlib.suppress(docker.errors.NotFound):
-                    volume.remove()
-        except docker.errors.APIError:
+            local_volume.remove_capsule_volumes(self.driver.engine, capsule_uuid)
+        except exception.ZunException:
             LOG.warning("Could not remove the volumes of capsule %s", capsule_uuid,
                         exc_info=True)
         self._release_network(project_id)
@@ -600,8 +555,9 @@ class CapsuleEndpoint:
     def _release_network(self, project_id: str | None) -> None:
         project = project_id or "default"
         try:
-            with docker_network.project_network_lock(self.docker, project):
-                docker_network.remove_project_network_if_unused_locked(self.docker, project)
+            with docker_network.project_network_lock(self.driver.engine, project):
+                docker_network.remove_project_network_if_unused_locked(self.driver.engine,
+                                                                       project)
         except Exception:
             LOG.warning("Could not remove the network of project %s", project, exc_info=True)
 
@@ -644,7 +600,8 @@ class CapsuleEndpoint:
         self._event(context, capsule_uuid, "delete", start=True)
         try:
             self._remove_engine_containers(capsule_uuid)
-            local_volume.release_container_volumes(self.docker, capsule_uuid, self.state_dir)
+            local_volume.release_container_volumes(self.driver.engine, capsule_uuid,
+                                                   self.state_dir)
         except Exception as exc:
             LOG.warning("Deleting capsule %s failed: %s", capsule_uuid, reason_of(exc))
             with engine.transaction() as session:
@@ -666,17 +623,13 @@ class CapsuleEndpoint:
 
     def _remove_engine_containers(self, capsule_uuid: str) -> None:
         """Members, then the sandbox; a container already gone is fine, a refusal raises."""
-        found = call(self.api.containers, all=True,
-                     filters={"label": f"{LABEL_CAPSULE}={capsule_uuid}"})
+        found = self.driver.list_labelled(LABEL_CAPSULE, capsule_uuid)
         found.sort(key=lambda c: (c.get("Labels") or {}).get(consts.LABEL_CONTAINER_UUID)
                    == capsule_uuid)
         refs = [c["Id"] for c in found] or [spec_mod.engine_name(capsule_uuid)]
         for ref in refs:
-            try:
-                call(self.api.remove_container, ref, force=True, v=True)
-            except exception.ZunException as exc:
-                if not is_not_found(exc):
-                    raise
+            # A container already gone is fine (False); a refusal raises.
+            self.driver.delete(_engine(ref), force=True)
 
 
 def build_endpoint(host: str) -> CapsuleEndpoint:

@@ -18,8 +18,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import docker
-
 from zun.common import consts, exception
 from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
@@ -28,7 +26,8 @@ from zun.db.queries import images as image_q
 from zun.db.queries import registries as registry_q
 from zun.image import docker_driver, reference
 from zun.image import registry as registry_search
-from zun.runtime.docker.client import make_client
+from zun.runtime.contract import ContainerRuntime
+from zun.runtime.docker.driver import DockerDriver
 
 LOG = logging.getLogger(__name__)
 
@@ -61,15 +60,16 @@ def registry_auth(context: RequestContext | None, domain: str) -> dict[str, str]
 
 
 class ImageEndpoint:
-    def __init__(self, host: str, client: docker.APIClient | None = None) -> None:
+    def __init__(self, host: str, driver: ContainerRuntime | None = None) -> None:
         self.host = host
-        self._client = client
+        self._driver = driver
 
     @property
-    def client(self) -> docker.APIClient:
-        if self._client is None:
-            self._client = make_client()
-        return self._client
+    def client(self) -> Any:
+        """The engine handle the image driver takes."""
+        if self._driver is None:
+            self._driver = DockerDriver()
+        return self._driver.client
 
     def image_pull(self, context: RequestContext, image_uuid: str) -> None:
         with engine.transaction(readonly=True) as session:

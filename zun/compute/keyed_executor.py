@@ -1,6 +1,6 @@
 """A bounded thread pool where jobs sharing a key run one at a time, in submission order.
 
-The compute manager keys jobs by container UUID: a start sent right after a create waits for
+The container endpoint keys jobs by container UUID: a start sent right after a create waits for
 the create, and a burst of actions on one container never takes more than one worker (the
 others stay free for other containers). Jobs of different keys run in parallel.
 """

@@ -10,27 +10,25 @@ from __future__ import annotations
 
 from typing import Any
 
-import docker
-
 from zun.common.context import RequestContext
 from zun.network import docker_network
-from zun.runtime.docker.client import make_client
+from zun.runtime.contract import ContainerRuntime
+from zun.runtime.docker.driver import DockerDriver
 
 ROW_FIELDS = ("name", "network_id", "neutron_net_id", "project_id", "user_id")
 
 
 class NetworkEndpoint:
-    def __init__(self, host: str, client: docker.DockerClient | None = None) -> None:
+    def __init__(self, host: str, driver: ContainerRuntime | None = None) -> None:
         self.host = host
-        self._client = client
+        self._driver = driver
 
     @property
-    def client(self) -> docker.DockerClient:
-        if self._client is None:
-            client = docker.DockerClient.__new__(docker.DockerClient)
-            client.api = make_client()  # DockerClient's only state
-            self._client = client
-        return self._client
+    def client(self) -> Any:
+        """The engine handle the network driver takes."""
+        if self._driver is None:
+            self._driver = DockerDriver()
+        return self._driver.engine
 
     def network_create(self, context: RequestContext, name: str,
                        neutron_net_id: str) -> dict[str, Any]:

@@ -20,20 +20,18 @@ import functools
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sqlalchemy as sa
 
 from zun.common import consts
 from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
+from zun.compute.container_lifecycle import ContainerLifecycle
 from zun.db import engine, models
 from zun.db.queries import node as node_q
 from zun.runtime.docker.driver import REASON_NOT_IN_ENGINE, host_memory
 from zun.runtime.docker.status import map_docker_state
-
-if TYPE_CHECKING:
-    from zun.compute.manager import ContainerManager
 
 LOG = logging.getLogger(__name__)
 
@@ -44,7 +42,7 @@ HEALABLE = (consts.CREATED, consts.RUNNING, consts.STOPPED, consts.PAUSED)
 _NOT_SYNCED = (consts.CREATING, consts.DELETING, consts.DELETED)
 
 
-def tasks_for(manager: ContainerManager) -> list[tuple[Callable[[RequestContext], None],
+def tasks_for(manager: ContainerLifecycle) -> list[tuple[Callable[[RequestContext], None],
                                                         float, bool]]:
     """``(callable(context), spacing seconds, run at start-up)`` for the agent's runner."""
     interval = float(zun_utils.conf_value(None, "periodic_interval_max", 60))
@@ -65,7 +63,7 @@ def tasks_for(manager: ContainerManager) -> list[tuple[Callable[[RequestContext]
 
 # --- inventory --------------------------------------------------------------------------------
 
-def node_facts(manager: ContainerManager) -> dict[str, Any]:
+def node_facts(manager: ContainerLifecycle) -> dict[str, Any]:
     """Capacity and facts of the node as the ``compute_node`` columns hold them."""
     info = manager.driver.host_info()
     disk = manager.driver.disk_usage(info.get("docker_root_dir"))
@@ -103,7 +101,7 @@ def _write_inventory(hostname: str, facts: dict[str, Any]) -> None:
         node_q.recompute_usage(session, hostname)
 
 
-def update_inventory(manager: ContainerManager, context: RequestContext) -> None:
+def update_inventory(manager: ContainerLifecycle, context: RequestContext) -> None:
     _write_inventory(manager.host, node_facts(manager))
 
 
@@ -119,7 +117,7 @@ def _cas(uuid: str, values: dict[str, Any], status: str) -> bool:
         return node_q.cas_update(session, uuid, values, task_states=(None,), statuses=(status,))
 
 
-def sync_container_state(manager: ContainerManager, context: RequestContext) -> None:
+def sync_container_state(manager: ContainerLifecycle, context: RequestContext) -> None:
     # Rows first, engine second: a container created in between is then a row in Creating
     # (skipped), never a running row that looks missing.
     rows = _host_rows(manager.host)
@@ -142,7 +140,7 @@ def sync_container_state(manager: ContainerManager, context: RequestContext) -> 
         _vanished(manager, context, row)
 
 
-def _vanished(manager: ContainerManager, context: RequestContext, row: Any) -> None:
+def _vanished(manager: ContainerLifecycle, context: RequestContext, row: Any) -> None:
     if row.auto_remove:
         if row.status != consts.DELETED:
             _cas(row.uuid, {"status": consts.DELETED, "status_reason": None,
@@ -163,7 +161,7 @@ def _vanished(manager: ContainerManager, context: RequestContext, row: Any) -> N
 
 # --- auto_remove cleanup ------------------------------------------------------------------------
 
-def delete_unused_containers(manager: ContainerManager, context: RequestContext) -> None:
+def delete_unused_containers(manager: ContainerLifecycle, context: RequestContext) -> None:
     C = models.Container
     with engine.transaction(readonly=True) as session:
         uuids = list(session.scalars(
@@ -184,7 +182,7 @@ def _created_epoch(engine_row: dict[str, Any]) -> float:
     return float(created) if isinstance(created, int | float) else 0.0
 
 
-def reap_orphans(manager: ContainerManager, context: RequestContext,
+def reap_orphans(manager: ContainerLifecycle, context: RequestContext,
                  grace_period: float | None = None) -> list[str]:
     """Remove this node's engine containers that no row knows; returns their UUIDs."""
     if grace_period is None:
@@ -209,7 +207,7 @@ def reap_orphans(manager: ContainerManager, context: RequestContext,
                     found.get("Id"), uuid)
         try:
             manager.driver.delete({"uuid": uuid, "container_id": found.get("Id")}, force=True)
-            manager.release_volumes(uuid, [])
+            manager.resources.release_volumes(uuid, [])
         except Exception:
             LOG.warning("Could not reap engine container %s", found.get("Id"), exc_info=True)
             continue

@@ -26,16 +26,15 @@ Running, engine says exited, and                       started again
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from zun.common import consts
 from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
+from zun.compute import container_rows as rows
+from zun.compute.container_lifecycle import ContainerLifecycle
 from zun.db import engine
 from zun.db.queries import node as node_q
-
-if TYPE_CHECKING:
-    from zun.compute.manager import ContainerManager
 
 LOG = logging.getLogger(__name__)
 
@@ -53,7 +52,7 @@ _COLUMNS = (*node_q.SYNC_COLUMNS, "cpu", "memory", "disk", "host", "user_id", "l
             "registry_id", "addresses")
 
 
-def recover(manager: ContainerManager, context: RequestContext) -> None:
+def recover(manager: ContainerLifecycle, context: RequestContext) -> None:
     with engine.transaction(readonly=True) as session:
         rows = node_q.host_rows(session, manager.host, _COLUMNS)
     for row in rows:
@@ -63,28 +62,26 @@ def recover(manager: ContainerManager, context: RequestContext) -> None:
             LOG.exception("Recovery of container %s failed", row.uuid)
 
 
-def _recover_one(manager: ContainerManager, context: RequestContext, row: Any) -> None:
-    from zun.compute.manager import REASON_CREATE_INTERRUPTED
-
+def _recover_one(manager: ContainerLifecycle, context: RequestContext, row: Any) -> None:
     task = row.task_state
     if row.status == consts.CREATING or task in _CREATE_TASKS:
         LOG.warning("Container %s was being created when the node stopped", row.uuid)
-        full = manager._load(row.uuid)
+        full = rows.load(row.uuid)
         if full is not None:
             full.status = consts.CREATING
-            manager.fail_create(context, full, REASON_CREATE_INTERRUPTED)
+            manager.fail_create(context, full, rows.REASON_CREATE_INTERRUPTED)
             with engine.transaction() as session:
                 # fail_create only moves rows still in Creating; this one may be another.
                 node_q.cas_update(session, row.uuid,
                                   {"status": consts.ERROR, "task_state": None,
-                                   "status_reason": REASON_CREATE_INTERRUPTED},
+                                   "status_reason": rows.REASON_CREATE_INTERRUPTED},
                                   task_states=(task,))
         return
     if task in _SIDE_TASKS:
         with engine.transaction() as session:
             node_q.cas_update(session, row.uuid,
                               {"status": consts.ERROR, "task_state": None,
-                               "status_reason": REASON_CREATE_INTERRUPTED},
+                               "status_reason": rows.REASON_CREATE_INTERRUPTED},
                               task_states=(task,))
         return
     if row.status == consts.DELETING or task == consts.CONTAINER_DELETING:
@@ -110,7 +107,7 @@ def _recover_one(manager: ContainerManager, context: RequestContext, row: Any) -
             manager.container_start(context, row.uuid)
 
 
-def _engine_running(manager: ContainerManager, row: Any) -> bool:
+def _engine_running(manager: ContainerLifecycle, row: Any) -> bool:
     try:
         state = manager.driver.inspect(row).get("State") or {}
     except Exception:
@@ -118,12 +115,12 @@ def _engine_running(manager: ContainerManager, row: Any) -> bool:
     return bool(state.get("Running"))
 
 
-def _clear_task(manager: ContainerManager, row: Any) -> None:
+def _clear_task(manager: ContainerLifecycle, row: Any) -> None:
     values: dict[str, Any] = {"task_state": None}
     try:
-        full = manager._load(row.uuid)
+        full = rows.load(row.uuid)
         if full is not None:
-            values.update(manager._engine_fields(full))
+            values.update(manager.engine_fields(full))
     except Exception:
         LOG.info("Container %s: state not read back from the engine", row.uuid)
     with engine.transaction() as session:

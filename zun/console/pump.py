@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from zun.console.engine_stream import Stream
+from zun.runtime.docker.engine_stream import Stream
 
 LOG = logging.getLogger(__name__)
 

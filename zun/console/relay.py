@@ -26,8 +26,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from zun.console.engine_stream import ConsoleUnavailable, EngineStream, Stream
 from zun.console.pump import pump_sockets
+from zun.runtime.docker.engine_stream import ConsoleUnavailable, EngineStream, Stream
 
 LOG = logging.getLogger(__name__)
 

@@ -38,10 +38,10 @@ from websockets.sync.server import Server, ServerConnection, serve
 from zun.common import context as zun_context
 from zun.common.utils import conf_value
 from zun.console import options, relay, tokens
-from zun.console.engine_stream import ConsoleUnavailable, Stream, unix_socket_path
 from zun.console.pump import pump_sockets
 from zun.db import engine
 from zun.db.queries import actions
+from zun.runtime.docker.engine_stream import ConsoleUnavailable, Stream, unix_socket_path
 
 LOG = logging.getLogger(__name__)
 

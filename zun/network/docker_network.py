@@ -8,7 +8,7 @@ on by default) drop traffic between two bridges. Nothing here opens a path betwe
 
 Concurrency: Docker's ``CheckDuplicate`` is not atomic (parallel creates of one name all
 succeed), so creation and removal of a project network are serialised by an in-process lock per
-(engine, name) -- the compute manager's threads are the callers that race -- and, for two
+(engine, name) -- the container endpoint's threads are the callers that race -- and, for two
 *processes* driving the same engine, by an ``flock`` on a lock file named after the engine and
 the network (a belt-and-braces adoption remains: a caller that sees an older network of the
 same name removes its own and uses the older one).
@@ -253,6 +253,11 @@ def _get_network(client: docker.DockerClient, network: str) -> Network:
         raise exception.NetworkNotFound(network=network) from err
     except docker.errors.APIError as err:
         raise _docker_error(err) from err
+
+
+def network_name(client: docker.DockerClient, network: str) -> str:
+    """The engine name of a network given by name or id (``NetworkNotFound`` if none)."""
+    return _get_network(client, network).name
 
 
 def _attached(container: Any, net: Network) -> bool:

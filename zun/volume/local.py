@@ -173,7 +173,7 @@ def _existing_volume(client: docker.DockerClient, container_uuid: str, source: s
                      project_id: str | None = None) -> str:
     """A named volume the container may mount.
 
-    With ``project_id`` (always, from the compute manager) the volume must be labelled for that
+    With ``project_id`` (always, from the container endpoint) the volume must be labelled for that
     project; any other volume is "not found", so a project learns nothing about volumes that
     are not its own (the host's, an operator's, another project's).
     """
@@ -395,3 +395,63 @@ def docker_mounts_for(client: docker.DockerClient, records: Iterable[Mapping[str
                 raise exception.VolumeNotFound(volume=name) from err
             result.append(Mount(dest, name, type="volume"))
     return result
+
+
+# --- capsule volumes ------------------------------------------------------------------------
+# A capsule template's volume is either a new local volume named with a fresh UUID (so that,
+# when it outlives the capsule, it can be named by ``volumeID`` later) or an existing one.
+
+LABEL_CAPSULE = "zun.capsule.uuid"
+
+
+def volume_mount(target: str, name: str, read_only: bool = False) -> Mount:
+    """The Docker mount of the named volume ``name`` at ``target``."""
+    return Mount(target, name, type="volume", read_only=read_only)
+
+
+def create_capsule_volume(client: docker.DockerClient, capsule_uuid: str,
+                          project_id: str | None, size: Any, auto_remove: bool) -> str:
+    """A new local volume for a capsule; ``auto_remove`` makes it go with the capsule (the
+    container label is what :func:`release_container_volumes` sweeps)."""
+    name = str(uuidlib.uuid4())
+    labels = {LABEL_MANAGED: "true", LABEL_CAPSULE: capsule_uuid,
+              LABEL_PROJECT: project_id or "", LABEL_SIZE: str(size)}
+    if auto_remove:
+        labels[LABEL_CONTAINER] = capsule_uuid
+    try:
+        client.volumes.create(name=name, driver="local", labels=labels)
+    except docker.errors.APIError as err:
+        raise exception.VolumeCreateFailed(creation_failed=str(err.explanation or err)) from err
+    return name
+
+
+def existing_capsule_volume(client: docker.DockerClient, capsule_uuid: str,
+                            project_id: str | None, volume_id: str) -> str:
+    """The existing volume ``volume_id`` if the capsule may mount it: not another project's,
+    and not one that goes with another container or capsule."""
+    try:
+        vol = client.volumes.get(volume_id)
+    except docker.errors.NotFound as err:
+        raise exception.VolumeNotFound(volume=volume_id) from err
+    except docker.errors.APIError as err:
+        raise exception.DockerError(error_msg=str(err.explanation or err)) from err
+    labels = vol.attrs.get("Labels") or {}
+    project = labels.get(LABEL_PROJECT)
+    owner = labels.get(LABEL_CONTAINER)
+    if (project and project != project_id) or (owner and owner != capsule_uuid):
+        raise exception.VolumeNotUsable(volume=volume_id)
+    return vol.name
+
+
+def remove_capsule_volumes(client: docker.DockerClient, capsule_uuid: str) -> None:
+    """Remove every volume made for the capsule, kept or not (a failed create); raises a
+    ``DockerError`` if the engine cannot list them."""
+    try:
+        vols = client.volumes.list(filters={"label": f"{LABEL_CAPSULE}={capsule_uuid}"})
+        for vol in vols:
+            try:
+                vol.remove()
+            except docker.errors.NotFound:
+                pass
+    except docker.errors.APIError as err:
+        raise exception.DockerError(error_msg=str(err.explanation or err)) from err

@@ -2,7 +2,7 @@
 
   node_db     URL of a migrated database installed as the process engine; SQLite by
               default, MariaDB when a test is parametrized with ``node_db="mariadb"``
-  node        a Node: the ContainerManager of a host unique to the test (its inventory
+  node        a Node: the ContainerEndpoint of a host unique to the test (its inventory
               written), a project unique to the test, helpers to add rows and wait
 Everything a test leaves on the engine (containers labelled with the test's host, the
 project's network, volumes of its containers) is removed afterwards, even on failure.
@@ -24,7 +24,8 @@ import sqlalchemy as sa
 from zun.common import consts
 from zun.common.context import RequestContext
 from zun.compute import claims, periodic_tasks
-from zun.compute.manager import LABEL_HOST, ContainerManager
+from zun.compute.container_base import LABEL_HOST
+from zun.compute.container_endpoint import ContainerEndpoint
 from zun.db import engine as db_engine
 from zun.db import migration, models
 from zun.db.queries import actions as action_q
@@ -63,12 +64,12 @@ def _now() -> datetime.datetime:
 class Node:
     """A compute node under test and the helpers its tests share."""
 
-    def __init__(self, manager: ContainerManager, project_id: str, image: str) -> None:
+    def __init__(self, manager: ContainerEndpoint, project_id: str, image: str) -> None:
         self.manager = manager
         self.host = manager.host
         self.project_id = project_id
         self.image = image
-        self.docker: docker.DockerClient = manager.docker
+        self.docker: docker.DockerClient = manager.driver.engine
 
     def context(self, request_id: str | None = None) -> RequestContext:
         return RequestContext(request_id=request_id or f"req-{uuid.uuid4()}",
@@ -162,7 +163,7 @@ class Node:
 def node(node_db: str, docker_client: docker.DockerClient, busybox_image: str,
          tmp_path: Path) -> Iterator[Node]:
     host = f"node-{RUN_ID}-{uuid.uuid4().hex[:6]}"
-    manager = ContainerManager(host, state_dir=tmp_path / "state", max_workers=8)
+    manager = ContainerEndpoint(host, state_dir=tmp_path / "state", max_workers=8)
     periodic_tasks.update_inventory(manager, None)  # type: ignore[arg-type]
     test_node = Node(manager, f"p{RUN_ID}{uuid.uuid4().hex[:6]}", busybox_image)
     try:

@@ -23,7 +23,7 @@ from zun.common import consts
 from zun.common.context import get_admin_context
 from zun.compute import periodic_tasks
 from zun.compute.capsule_endpoint import DEFAULT_FALLBACK_COMMAND, CapsuleEndpoint
-from zun.compute.manager import ContainerManager
+from zun.compute.container_endpoint import ContainerEndpoint
 from zun.conf import CONF
 from zun.db import engine, models
 
@@ -106,8 +106,8 @@ def capsule_template(name: str | None, containers: list[dict], **spec: Any) -> d
             "spec": {"containers": containers, **spec}}
 
 
-def manager_of(node: Any) -> ContainerManager:
-    return next(e for e in node.endpoints if isinstance(e, ContainerManager))
+def manager_of(node: Any) -> ContainerEndpoint:
+    return next(e for e in node.endpoints if isinstance(e, ContainerEndpoint))
 
 
 # --- the full life of a capsule ---------------------------------------------------------------

@@ -17,6 +17,7 @@ from zun.conf import CONF
 from zun.db import engine as db_engine
 from zun.db import migration, models
 from zun.db.queries import registries as registry_q
+from zun.runtime.docker.driver import DockerDriver
 
 
 @pytest.fixture
@@ -30,7 +31,7 @@ def db(tmp_path: Path) -> Iterator[None]:
 
 @pytest.fixture
 def endpoint(db: None, docker_client: docker.DockerClient) -> ImageEndpoint:
-    return ImageEndpoint("node-x", client=docker_client.api)
+    return ImageEndpoint("node-x", driver=DockerDriver(client=docker_client.api))
 
 
 def _ctx(project: str = "p1") -> RequestContext:

@@ -8,7 +8,7 @@ import pytest
 import sqlalchemy as sa
 
 from zun.common import consts
-from zun.compute.manager import REASON_CREATE_INTERRUPTED
+from zun.compute.container_rows import REASON_CREATE_INTERRUPTED
 from zun.conf import CONF
 from zun.db import engine as db_engine
 from zun.db import models

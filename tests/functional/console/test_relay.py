@@ -25,7 +25,7 @@ from zun.common.context import get_admin_context
 from zun.common.rpc_service import RPCService
 from zun.console import relay, tokens
 from zun.console.endpoint import ConsoleEndpoint
-from zun.console.engine_stream import ConsoleUnavailable
+from zun.runtime.docker.engine_stream import ConsoleUnavailable
 
 pytestmark = pytest.mark.docker
 

@@ -23,12 +23,19 @@ import threading
 from typing import Any
 
 import docker
+import requests.exceptions
 
 from zun.common import consts, exception
 from zun.common.utils import conf_value
 from zun.runtime.docker import spec as spec_mod
 from zun.runtime.docker import stats as stats_mod
-from zun.runtime.docker.client import call, is_not_found, make_client, translate_errors
+from zun.runtime.docker.client import (
+    call,
+    is_not_found,
+    make_client,
+    to_zun_exception,
+    translate_errors,
+)
 from zun.runtime.docker.status import StatusFields, map_docker_state
 
 LOG = logging.getLogger(__name__)
@@ -111,6 +118,7 @@ class DockerDriver:
         self._api_url = api_url
         self._timeout = timeout
         self._client = client
+        self._engine: docker.DockerClient | None = None
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -120,10 +128,21 @@ class DockerDriver:
             self._client = make_client(self._api_url, self._timeout)
         return self._client
 
+    @property
+    def engine(self) -> docker.DockerClient:
+        """docker-py's object-level client over the same connection pool (for the network
+        and volume drivers)."""
+        if self._engine is None or self._engine.api is not self.client:
+            engine = docker.DockerClient.__new__(docker.DockerClient)
+            engine.api = self.client  # DockerClient's only state; no second connection pool
+            self._engine = engine
+        return self._engine
+
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
         self._client = None
+        self._engine = None
 
     @staticmethod
     def engine_ref(container: Any) -> str:
@@ -135,15 +154,18 @@ class DockerDriver:
 
     def create(self, container: Any, image_ref: str, networking: dict[str, Any] | None = None,
                binds: list[str] | dict[str, Any] | None = None,
-               mounts: list[Any] | None = None) -> str:
+               mounts: list[Any] | None = None,
+               extra_host_config: dict[str, Any] | None = None) -> str:
         """Create the engine container ``zun-<uuid>``; returns its id and stores it in
         ``container.container_id``. Extra networks of ``networking`` are connected before
-        returning; on a failure there the half-made container is removed."""
+        returning; on a failure there the half-made container is removed.
+        ``extra_host_config`` overrides host settings (a capsule's shared namespaces)."""
         spec = spec_mod.build_create_spec(container, image_ref, networking, binds, mounts)
         client = self.client
         LOG.info("Creating engine container %s from %s", spec.create["name"], image_ref)
         with translate_errors():
-            host_config = client.create_host_config(**spec.host_config)
+            host_config = client.create_host_config(
+                **{**spec.host_config, **(extra_host_config or {})})
             networking_config = None
             if spec.first_endpoint:
                 name, endpoint = spec.first_endpoint
@@ -197,6 +219,18 @@ class DockerDriver:
         sig = _signal_arg(signal)
         kwargs = {} if sig is None else {"signal": sig}
         call(self.client.kill, self.engine_ref(container), **kwargs)
+
+    def wait_stopped(self, container: Any, timeout: float) -> int | None:
+        """The exit code once the container is not running, None if it still runs after
+        ``timeout`` seconds; other engine errors raise as usual."""
+        try:
+            result = self.client.wait(self.engine_ref(container), timeout=timeout,
+                                      condition="not-running")
+        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+            return None
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise to_zun_exception(exc) from exc
+        return result.get("StatusCode")
 
     def delete(self, container: Any, force: bool = False) -> bool:
         """Remove the engine container (and its anonymous volumes). Returns False when it was
@@ -267,6 +301,10 @@ class DockerDriver:
         """
         return call(self.client.containers, all=all,
                     filters={"label": f"{consts.LABEL_MANAGED}=true"})
+
+    def list_labelled(self, label: str, value: str) -> list[dict[str, Any]]:
+        """Engine list rows (running or not) of the containers labelled ``label=value``."""
+        return call(self.client.containers, all=True, filters={"label": f"{label}={value}"})
 
     # -- I/O --------------------------------------------------------------------------------
 
@@ -376,6 +414,9 @@ class DockerDriver:
         result = call(self.client.commit, self.engine_ref(container), repository=repository,
                       tag=_none_if_unset(tag))
         return result["Id"]
+
+    def image_size(self, image_id: str) -> int | None:
+        return call(self.client.inspect_image, image_id).get("Size")
 
     def update(self, container: Any, cpu: float | str | None = None,
                memory: str | int | None = None) -> None:

@@ -1,0 +1,172 @@
+"""What the container handlers of a node share: the runtime, the job pool, images, resources.
+
+Arguments are container UUIDs (never objects): each handler loads the row itself. Casts hand
+their work to a bounded pool keyed by container UUID (:class:`KeyedExecutor`), so the RPC
+server's thread is free at once and the actions on one container run one at a time, in the
+order they arrived. Calls run in the RPC thread and answer the API directly.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from zun.common import consts, crypt, exception
+from zun.common import utils as zun_utils
+from zun.common.context import RequestContext
+from zun.compute import container_rows as rows
+from zun.compute.container_resources import NodeResources, Taken
+from zun.compute.image_rows import ImageRows
+from zun.compute.keyed_executor import KeyedExecutor
+from zun.db import engine
+from zun.db.queries import node as node_q
+from zun.image import docker_driver as image_driver
+from zun.runtime.contract import ContainerRuntime
+from zun.runtime.docker import spec as spec_mod
+from zun.runtime.docker.client import is_not_found
+from zun.runtime.docker.driver import DockerDriver
+
+LOG = logging.getLogger(__name__)
+
+LABEL_HOST = "zun.host"
+DEFAULT_MAX_WORKERS = 32
+
+
+class ContainerNodeBase:
+    """The state the container handlers of one host share."""
+
+    def __init__(self, host: str, driver: ContainerRuntime | None = None,
+                 state_dir: str | Path | None = None, max_workers: int | None = None) -> None:
+        self.host = host
+        self._driver = driver
+        self._state_dir = Path(state_dir) if state_dir else None
+        self.workers = KeyedExecutor(max_workers or DEFAULT_MAX_WORKERS, "zun-compute")
+        self._image_rows = ImageRows(host)
+        self.resources = NodeResources(host, lambda: self.driver.engine, lambda: self.state_dir)
+
+    # --- plumbing -------------------------------------------------------------------------
+
+    @property
+    def driver(self) -> ContainerRuntime:
+        if self._driver is None:
+            self._driver = DockerDriver()
+        return self._driver
+
+    @property
+    def state_dir(self) -> Path:
+        if self._state_dir is None:
+            path = zun_utils.conf_value(None, "state_path", None) or "/var/lib/zun"
+            self._state_dir = Path(path)
+        return self._state_dir
+
+    def cleanup_host(self) -> None:
+        self.workers.shutdown(wait=True)
+        if self._driver is not None:
+            self._driver.close()
+
+    def submit(self, context: RequestContext, container_uuid: str,
+               fn: Callable[..., None], *args: Any) -> Any:
+        """Queue ``fn(context, container_uuid, *args)`` behind the container's other jobs."""
+        return self.workers.submit(container_uuid, self._run_job, context, container_uuid, fn,
+                                   *args)
+
+    @staticmethod
+    def _run_job(context: RequestContext, container_uuid: str, fn: Callable[..., None],
+                 *args: Any) -> None:
+        # Log lines of this thread carry the request id of the API request.
+        context.update_store()
+        try:
+            fn(context, container_uuid, *args)
+        except Exception:
+            LOG.exception("%s of container %s failed", fn.__name__, container_uuid)
+
+    def engine_fields(self, row: Any, info: dict[str, Any] | None = None) -> dict[str, Any]:
+        return rows.engine_fields(self.driver, row, info)
+
+    # --- image ----------------------------------------------------------------------------
+
+    def _auth_for(self, registry: Any, repo: str) -> dict[str, str] | None:
+        if registry is not None:
+            if not registry.username:
+                return None
+            # Stored Fernet-encrypted; a wrong key raises InvalidEncryptionKey, whose message
+            # never holds the secret.
+            password = crypt.decrypt(registry.password) if registry.password else None
+            return {"username": registry.username, "password": password or "",
+                    "serveraddress": registry.domain}
+        default = zun_utils.conf_value("docker", "default_registry", None)
+        user = zun_utils.conf_value("docker", "default_registry_username", None)
+        if default and user and repo.startswith(f"{default}/"):
+            password = zun_utils.conf_value("docker", "default_registry_password", None)
+            return {"username": user, "password": password or "", "serveraddress": default}
+        return None
+
+    def _pull(self, row: Any, image: str | None = None, driver_name: str | None = None,
+              on_pull: Callable[[], None] | None = None) -> str:
+        """Make the row's image present as its pull policy says; returns the engine ref.
+
+        ``on_pull`` runs before an actual pull (the create sets task image_pulling then)."""
+        image = image or row.image
+        driver_name = driver_name or row.image_driver or zun_utils.conf_value(
+            None, "default_image_driver", consts.IMAGE_DRIVER_DOCKER)
+        if driver_name != consts.IMAGE_DRIVER_DOCKER:
+            raise exception.OperationNotSupported(
+                message=f"Image driver {driver_name} is not available on host {self.host}; "
+                        "use image_driver docker.")
+        registry = None
+        if row.registry_id:
+            with engine.transaction(readonly=True) as session:
+                registry = node_q.get_registry(session, row.registry_id)
+            if registry is None:
+                raise exception.RegistryNotFound(registry=row.registry_id)
+        repo, tag = zun_utils.parse_image_name(image, driver_name, registry=registry)
+        policy = zun_utils.get_image_pull_policy(
+            (row.image_pull_policy or "").lower() or None, tag)
+        ref = image_driver.image_ref(repo, tag)
+        present = image_driver.inspect_image(self.driver.client, ref)
+        if present is not None and not zun_utils.should_pull_image(policy, True):
+            info = {"image_id": present["Id"], "size": present.get("Size")}
+        else:
+            if on_pull is not None and zun_utils.should_pull_image(policy, present is not None):
+                on_pull()
+            info = image_driver.pull_image(self.driver.client, repo, tag, policy,
+                                           self._auth_for(registry, repo))
+        self._image_rows.record(repo, tag, info, row.project_id, row.user_id)
+        return ref
+
+    # --- the engine container -------------------------------------------------------------
+
+    def _create_engine_container(self, row: Any, image_ref: str,
+                                 requested_networks: list[dict[str, Any]] | None,
+                                 mounts: list[Any], taken: Taken) -> None:
+        spec_row = row.as_dict()
+        # The host label lets the reaper of each node tell its own orphans from others'.
+        spec_row["labels"] = {**(row.labels or {}), LABEL_HOST: self.host}
+        try:
+            with self.resources.networking(row, requested_networks, taken) as networking:
+                self.driver.create(spec_row, image_ref, networking, mounts=mounts or None)
+        except exception.ZunException as exc:
+            if requested_networks or not is_not_found(exc):
+                raise
+            self.resources.forget_project_network(row.project_id)
+            with self.resources.networking(row, requested_networks, taken) as networking:
+                self.driver.create(spec_row, image_ref, networking, mounts=mounts or None)
+        taken.engine_created = True
+        row.container_id = spec_mod.engine_name(row.uuid)
+
+    def _start_and_inspect(self, row: Any, run: bool) -> dict[str, Any]:
+        if run:
+            self.driver.start(row)
+        try:
+            values = self.engine_fields(row)
+        except exception.ZunException as exc:
+            if not (run and row.auto_remove and is_not_found(exc)):
+                raise
+            # It ran, exited and the engine removed it already, as asked.
+            values = {"status": consts.DELETED, "status_detail": None, "addresses": {},
+                      "container_id": row.container_id}
+        if run:
+            values["started_at"] = node_q.now()
+        return values

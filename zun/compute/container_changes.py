@@ -1,0 +1,145 @@
+"""Changes to a running container, casts unless said: resize (limits), update (call),
+commit, network attach and detach, and the security-group calls (refused: Neutron's)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from zun.common import consts
+from zun.common.context import RequestContext
+from zun.compute import container_rows as rows
+from zun.compute.container_base import ContainerNodeBase
+from zun.compute.container_rows import reason_of
+from zun.db.queries import node as node_q
+from zun.network import access as network_access
+from zun.network import addresses as net_addresses
+from zun.network import docker_network
+
+LOG = logging.getLogger(__name__)
+
+
+class ContainerChanges(ContainerNodeBase):
+    """Changes to a container's limits, image and networks."""
+
+    # --- resources ------------------------------------------------------------------------
+
+    def resize_container(self, context: RequestContext, container_uuid: str,
+                         cpu: float | None = None, memory: str | None = None) -> None:
+        self.submit(context, container_uuid, self._do_resize_container, cpu, memory)
+
+    def _do_resize_container(self, context: RequestContext, container_uuid: str,
+                             cpu: float | None, memory: str | None) -> None:
+        row = rows.load(container_uuid)
+        if row is None:
+            return
+        rows.start_event(context, container_uuid, "resize")
+        task = (consts.CONTAINER_RESIZING, None)
+        try:
+            self.driver.update(row, cpu=cpu, memory=memory)
+        except Exception as exc:
+            rows.finish(context, container_uuid, "resize", {"task_state": None}, task, exc=exc)
+            return
+        values: dict[str, Any] = {"task_state": None}
+        if cpu is not None:
+            values["cpu"] = float(cpu)
+        if memory is not None:
+            values["memory"] = str(memory)
+        host = row.host
+
+        def recount(session: Any) -> None:
+            # No claim was taken for a resize: the node's usage is recounted from its rows.
+            if host:
+                node_q.recompute_usage(session, host)
+
+        rows.finish(context, container_uuid, "resize", values, task, extra=recount)
+
+    def container_update(self, context: RequestContext, container_uuid: str,
+                         cpu: float | None = None, memory: str | None = None) -> dict[str, Any]:
+        """Apply new limits live (the API already stored and claimed them)."""
+        row = rows.load_for_call(container_uuid)
+        self.driver.update(row, cpu=cpu, memory=memory)
+        return {"uuid": container_uuid, "cpu": cpu if cpu is not None else row.cpu,
+                "memory": memory if memory is not None else row.memory}
+
+    # --- commit ---------------------------------------------------------------------------
+
+    def container_commit(self, context: RequestContext, container_uuid: str, repository: str,
+                         tag: str | None = None, image_uuid: str | None = None) -> None:
+        self.submit(context, container_uuid, self._do_commit, repository, tag, image_uuid)
+
+    def _do_commit(self, context: RequestContext, container_uuid: str, repository: str,
+                   tag: str | None, image_uuid: str | None) -> None:
+        row = rows.load(container_uuid)
+        if row is None:
+            return
+        rows.start_event(context, container_uuid, "commit")
+        task = (consts.CONTAINER_COMMITTING, None)
+        tag = tag if tag not in (None, "", "None") else "latest"
+        try:
+            image_id = self.driver.commit(row, repository, tag)
+            size = self.driver.image_size(image_id)
+        except Exception as exc:
+            LOG.warning("Commit of container %s failed: %s", container_uuid, reason_of(exc))
+
+            def forget(session: Any) -> None:
+                if image_uuid:
+                    node_q.delete_image_by_uuid(session, image_uuid)
+
+            rows.finish(context, container_uuid, "commit", {"task_state": None}, task,
+                         exc=exc, extra=forget)
+            return
+
+        def record(session: Any) -> None:
+            if image_uuid:
+                node_q.update_image_by_uuid(session, image_uuid,
+                                            {"image_id": image_id, "size": str(size)})
+
+        rows.finish(context, container_uuid, "commit", {"task_state": None}, task,
+                     extra=record)
+
+    # --- networks -------------------------------------------------------------------------
+
+    def network_attach(self, context: RequestContext, container_uuid: str, network: str,
+                       fixed_ip: str | None = None) -> None:
+        self.submit(context, container_uuid, self._do_network, "network_attach",
+                    consts.NETWORK_ATTACHING, network, fixed_ip)
+
+    def network_detach(self, context: RequestContext, container_uuid: str,
+                       network: str) -> None:
+        self.submit(context, container_uuid, self._do_network, "network_detach",
+                    consts.NETWORK_DETACHING, network, None)
+
+    def _do_network(self, context: RequestContext, container_uuid: str, action: str,
+                    task_state: str, network: str, fixed_ip: str | None) -> None:
+        row = rows.load(container_uuid)
+        if row is None:
+            return
+        rows.start_event(context, container_uuid, action)
+        ref = self.driver.engine_ref(row)
+        try:
+            if action == "network_attach":
+                network_access.check_joinable(context.is_admin, row.project_id, [network])
+                self.resources.connect(ref, network, fixed_ip)
+            else:
+                self.resources.disconnect(ref, network)
+            info = self.driver.inspect(row)
+            values: dict[str, Any] = {
+                "addresses": net_addresses.addresses_from_inspect(info), "task_state": None}
+        except Exception as exc:
+            LOG.warning("%s of %s to %s failed: %s", action, container_uuid, network,
+                        reason_of(exc))
+            rows.finish(context, container_uuid, action, {"task_state": None},
+                         (task_state, None), exc=exc)
+            return
+        rows.finish(context, container_uuid, action, values, (task_state, None))
+
+    # --- security groups: Neutron's, not available on Docker bridge networks --------------
+
+    def add_security_group(self, context: RequestContext, container_uuid: str,
+                           security_group: str | None = None) -> None:
+        docker_network.check_security_groups([security_group or "?"])
+
+    def remove_security_group(self, context: RequestContext, container_uuid: str,
+                              security_group: str | None = None) -> None:
+        docker_network.check_security_groups([security_group or "?"])
