@@ -3,7 +3,8 @@
 The node side (``zun.compute.container_endpoint``) is another component; these tests check
 what the API sends. :class:`RecordingNode` is a genuine RPC endpoint served by an
 oslo.messaging server on the ``fake://`` (in-process) transport, listening on
-``zun-compute.<host>`` exactly as a node does: casts and calls really cross the bus, with the context serializer of the real service.
+``zun-compute.<host>`` exactly as a node does: casts and calls really cross the bus, with the
+context serializer of the real service.
 Calls answer with canned values (``node.replies[method]``), or raise what
 ``node.failures[method]`` holds, so the API's remote-error handling is exercised for real.
 """
