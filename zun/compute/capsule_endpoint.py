@@ -22,12 +22,13 @@ Members join the sandbox's network and IPC namespaces (``network_mode`` and ``ip
 members') ``addresses``. Volumes: a template volume with ``size`` is a new Docker ``local``
 volume named with a fresh UUID (so that, when it outlives the capsule, it can be named by
 ``volumeID`` later); ``autoRemove`` ones go with the capsule. ``volumeID`` names an existing
-volume of the project. ``readOnly`` mounts are read-only.
+volume of the project. ``readOnly`` mounts are read-only. The engine is driven through the
+runtime (:mod:`zun.runtime.contract`), volumes through :mod:`zun.volume.local`.
 
 Statuses keep Zun's strings (clients compare them); the Kubernetes-like phases of
-``consts.CAPSULE_STATUSES`` (:func:`capsule_phase`) decide them (:data:`PHASE_STATUS`): the
-capsule is ``Creating`` while ``Pending`` (sandbox, init containers), then ``Running``. The
-container manager's periodic sync maps the sandbox's state onto the capsule row and each
+``consts.CAPSULE_STATUSES`` (:mod:`zun.compute.capsule_phase`) decide them: the capsule is
+``Creating`` while ``Pending`` (sandbox, init containers), then ``Running``. The container
+endpoint's periodic sync maps the sandbox's state onto the capsule row and each
 member's engine state onto its row, as Zun did; this endpoint's periodic
 :meth:`CapsuleEndpoint.update_phases` stops the sandbox of a capsule that ended (``Succeeded``
 or ``Failed``), which leaves it ``Stopped`` with the phase as ``status_reason``.
@@ -41,12 +42,9 @@ network is removed when unused, and the claim is given back.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
-import re
 import shlex
 import traceback
-import uuid as uuidlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +54,7 @@ from zun.common import consts, exception
 from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
 from zun.compute import claims
+from zun.compute.capsule_phase import PHASE_STATUS, capsule_phase, exit_code
 from zun.compute.image_rows import ImageRows
 from zun.compute.keyed_executor import KeyedExecutor
 from zun.db import engine
@@ -84,53 +83,6 @@ DEFAULT_FALLBACK_IMAGE = "busybox:latest"
 # PID 1 of the fallback sandbox: sleeps until SIGTERM/SIGINT, then exits at once.
 DEFAULT_FALLBACK_COMMAND = ["sh", "-c", 'trap "exit 0" TERM INT; sleep 2147483647 & wait']
 REASON_INTERRUPTED = "Capsule failed to create correctly"
-
-# Phase -> the status string the API shows (clients compare Zun's container statuses). A
-# capsule that ends (Succeeded, Failed) has its sandbox stopped, so the periodic sync, which maps
-# the sandbox's state onto the capsule as in Zun, agrees: Stopped, the reason saying which.
-PHASE_STATUS = {
-    consts.CAPSULE_PENDING: consts.CREATING,
-    consts.CAPSULE_RUNNING: consts.RUNNING,
-    consts.CAPSULE_SUCCEEDED: consts.STOPPED,
-    consts.CAPSULE_FAILED: consts.STOPPED,
-    consts.CAPSULE_UNKNOWN: consts.UNKNOWN,
-}
-_EXIT_CODE = re.compile(r"Exited \((-?\d+)\)")
-
-
-def capsule_phase(init_containers: Sequence[tuple[str | None, int | None]],
-                  containers: Sequence[tuple[str | None, int | None]],
-                  restart_policy: str | None = None) -> str:
-    """The phase of a capsule from its members' ``(status, exit code)``.
-
-    ``Failed``: an init container failed, or a container ended non-zero and will not be
-    restarted (policy ``no``); ``Succeeded``: every container ended with 0 and none will be
-    restarted (policy ``no`` or ``on-failure``); ``Pending``: a member is not created or an
-    init container has not ended; ``Running``: a container runs (or is being restarted);
-    ``Unknown``: anything else (a member in ``Unknown``).
-    """
-    members = [*init_containers, *containers]
-    if any(status == consts.UNKNOWN for status, _ in members):
-        return consts.CAPSULE_UNKNOWN
-    if any(status == consts.ERROR or (status == consts.STOPPED and code not in (0, None))
-           for status, code in init_containers):
-        return consts.CAPSULE_FAILED
-    if any(status != consts.STOPPED for status, _ in init_containers):
-        return consts.CAPSULE_PENDING
-    if any(status in (consts.CREATING, consts.CREATED) for status, _ in containers):
-        return consts.CAPSULE_PENDING
-    if any(status in (consts.RUNNING, consts.RESTARTING, consts.PAUSED)
-           for status, _ in containers):
-        return consts.CAPSULE_RUNNING
-    ended = [code for status, code in containers if status == consts.STOPPED]
-    if len(ended) == len(containers):
-        if all(code == 0 for code in ended) and restart_policy != "always":
-            return consts.CAPSULE_SUCCEEDED
-        if restart_policy == "no" or any(status == consts.ERROR for status, _ in containers):
-            return consts.CAPSULE_FAILED
-        return consts.CAPSULE_RUNNING  # the engine restarts them
-    return consts.CAPSULE_FAILED
-
 
 class InitContainerFailed(exception.ZunException):
     message = "Init container %(name)s %(why)s"
@@ -227,8 +179,7 @@ class CapsuleEndpoint:
                     seen[row[type_at]].append((consts.ERROR, None, row[name_at]))
                     continue
                 status = map_docker_state(found.get("State"), status=consts.CREATED).status
-                code = _EXIT_CODE.search(found.get("Status") or "")
-                seen[row[type_at]].append((status, int(code.group(1)) if code else None,
+                seen[row[type_at]].append((status, exit_code(found.get("Status")),
                                            row[name_at]))
             inits = seen[consts.TYPE_CAPSULE_INIT_CONTAINER]
             regular = seen[consts.TYPE_CAPSULE_CONTAINER]
@@ -346,50 +297,6 @@ class CapsuleEndpoint:
                         f"image {fallback or '(none)'} is not there either.")
         return self._pull(context, capsule, image, policy), None
 
-    # --- volumes ----------------------------------------------------------------------------
-
-    def _prepare_volumes(self, capsule: Any, requests: Sequence[dict[str, Any]]
-                         ) -> tuple[dict[str, list[Any]], list[dict[str, Any]]]:
-        """Mounts by member UUID, and the volume records to store."""
-        mounts: dict[str, list[Any]] = {}
-        records: list[dict[str, Any]] = []
-        for request in requests:
-            if request.get("size"):
-                name = local_volume.create_capsule_volume(
-                    self.driver.engine, capsule.uuid, capsule.project_id, request["size"],
-                    bool(request.get("auto_remove")))
-            else:
-                name = local_volume.existing_capsule_volume(
-                    self.driver.engine, capsule.uuid, capsule.project_id,
-                    str(request.get("volume_id")))
-            paths = [m["mount_path"] for m in request.get("mounts") or []]
-            for mount in request.get("mounts") or []:
-                mounts.setdefault(mount["container_uuid"], []).append(
-                    local_volume.volume_mount(mount["mount_path"], name,
-                                              bool(mount.get("read_only"))))
-            records.append(self._volume_record(capsule, name, request, paths[0] if paths
-                                               else None))
-        return mounts, records
-
-    def _volume_record(self, capsule: Any, name: str, request: dict[str, Any],
-                       path: str | None) -> dict[str, Any]:
-        owned = bool(request.get("size")) and bool(request.get("auto_remove"))
-        return {
-            "volume": {
-                "uuid": str(uuidlib.uuid4()), "project_id": capsule.project_id,
-                "user_id": capsule.user_id, "cinder_volume_id": None,
-                "volume_provider": local_volume.VOLUME_PROVIDER,
-                "connection_info": json.dumps({"type": "volume", "name": name,
-                                               "read_only": False}, sort_keys=True),
-                "host": self.host, "auto_remove": owned, "contents": None,
-            },
-            "volume_mapping": {
-                "uuid": str(uuidlib.uuid4()), "project_id": capsule.project_id,
-                "user_id": capsule.user_id, "container_uuid": capsule.uuid,
-                "container_path": path,
-            },
-        }
-
     # --- engine containers ------------------------------------------------------------------
 
     def _create_engine(self, values: dict[str, Any], image_ref: str,
@@ -481,7 +388,8 @@ class CapsuleEndpoint:
         self._event(context, capsule_uuid, "create", start=True)
         built = _Built()
         try:
-            mounts, records = self._prepare_volumes(capsule, volumes)
+            mounts, records = local_volume.prepare_capsule_mounts(
+                self.driver.engine, capsule, volumes, self.host)
             with engine.transaction() as session:
                 node_q.save_volume_records(session, records)
             self._create_sandbox(context, capsule, members, built)

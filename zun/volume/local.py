@@ -455,3 +455,40 @@ def remove_capsule_volumes(client: docker.DockerClient, capsule_uuid: str) -> No
                 pass
     except docker.errors.APIError as err:
         raise exception.DockerError(error_msg=str(err.explanation or err)) from err
+
+
+def prepare_capsule_mounts(client: docker.DockerClient, capsule: Any,
+                           requests: Sequence[Mapping[str, Any]], host: str
+                           ) -> tuple[dict[str, list[Mount]], list[dict[str, Any]]]:
+    """The mounts of a capsule's volumes by member UUID, and the records to store (one
+    ``volume`` and one ``volume_mapping`` row each, as :func:`prepare_mounts` gives)."""
+    mounts: dict[str, list[Mount]] = {}
+    records: list[dict[str, Any]] = []
+    for request in requests:
+        if request.get("size"):
+            name = create_capsule_volume(client, capsule.uuid, capsule.project_id,
+                                         request["size"], bool(request.get("auto_remove")))
+        else:
+            name = existing_capsule_volume(client, capsule.uuid, capsule.project_id,
+                                           str(request.get("volume_id")))
+        paths = [m["mount_path"] for m in request.get("mounts") or []]
+        for mount in request.get("mounts") or []:
+            mounts.setdefault(mount["container_uuid"], []).append(
+                volume_mount(mount["mount_path"], name, bool(mount.get("read_only"))))
+        owned = bool(request.get("size")) and bool(request.get("auto_remove"))
+        records.append({
+            "volume": {
+                "uuid": str(uuidlib.uuid4()), "project_id": capsule.project_id,
+                "user_id": capsule.user_id, "cinder_volume_id": None,
+                "volume_provider": VOLUME_PROVIDER,
+                "connection_info": json.dumps({"type": "volume", "name": name,
+                                               "read_only": False}, sort_keys=True),
+                "host": host, "auto_remove": owned, "contents": None,
+            },
+            "volume_mapping": {
+                "uuid": str(uuidlib.uuid4()), "project_id": capsule.project_id,
+                "user_id": capsule.user_id, "container_uuid": capsule.uuid,
+                "container_path": paths[0] if paths else None,
+            },
+        })
+    return mounts, records

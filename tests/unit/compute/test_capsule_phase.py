@@ -1,11 +1,11 @@
-"""The phase of a capsule from its members (zun.compute.capsule_endpoint.capsule_phase)."""
+"""The phase of a capsule from its members (zun.compute.capsule_phase.capsule_phase)."""
 
 from __future__ import annotations
 
 import pytest
 
 from zun.common import consts
-from zun.compute.capsule_endpoint import PHASE_STATUS, capsule_phase
+from zun.compute.capsule_phase import PHASE_STATUS, capsule_phase
 
 RUN, STOP, ERR = consts.RUNNING, consts.STOPPED, consts.ERROR
 CREATING, CREATED, UNKNOWN = consts.CREATING, consts.CREATED, consts.UNKNOWN

@@ -21,7 +21,7 @@ from zun.api.routing import route
 from zun.api.views.images import image_view
 from zun.common import exception, policy
 from zun.common import utils as zun_utils
-from zun.compute import rpcapi_resources
+from zun.compute import rpcapi_images_networks as image_network_rpc
 from zun.db import engine, models
 from zun.db.queries import compute_nodes_read
 from zun.db.queries import images as queries
@@ -69,7 +69,7 @@ def pull_image(req: ApiRequest) -> webob.Response:
         row = queries.create(session, {"repo": repo, "tag": tag, "host": host,
                                        "project_id": ctx.project_id, "user_id": ctx.user_id})
     try:
-        rpcapi_resources.get_rpcapi().image_pull(ctx, host, row.uuid or "")
+        image_network_rpc.get_rpcapi().image_pull(ctx, host, row.uuid or "")
     except Exception:
         with engine.transaction() as session:
             queries.delete(session, row.uuid or "")
@@ -92,7 +92,7 @@ def delete_image(req: ApiRequest, image_id: str) -> webob.Response:
     policy.authorize(req.context, "image:delete")
     with engine.transaction(readonly=True) as session:
         row = queries.get(session, req.context, image_id)
-    rpcapi_resources.get_rpcapi().image_delete(req.context, row.host or "", row.uuid or "")
+    image_network_rpc.get_rpcapi().image_delete(req.context, row.host or "", row.uuid or "")
     return json_reply(None)
 
 
@@ -104,6 +104,6 @@ def search_image(req: ApiRequest, image: str) -> webob.Response:
     ctx = req.context
     policy.authorize(ctx, "image:search")
     exact = common.parse_bool(params.get("exact_match", False), "exact_match")
-    host = rpcapi_resources.pick_host("image_search")
-    api = rpcapi_resources.get_rpcapi()
+    host = image_network_rpc.pick_host("image_search")
+    api = image_network_rpc.get_rpcapi()
     return json_reply(api.image_search(ctx, host, image, params.get("image_driver"), exact))

@@ -17,7 +17,7 @@ from zun.api.response import empty, json_reply
 from zun.api.routing import route
 from zun.api.views.networks import network_view
 from zun.common import exception, policy
-from zun.compute import rpcapi_resources
+from zun.compute import rpcapi_images_networks as image_network_rpc
 from zun.db import engine
 from zun.db.queries import networks as queries
 
@@ -31,11 +31,11 @@ def create_network(req: ApiRequest) -> webob.Response:
     policy.authorize(ctx, "network:create")
     common.require_params(params, ["neutron_net_id"])
     net_id = str(params["neutron_net_id"])
-    host = rpcapi_resources.pick_host("network_create")
+    host = image_network_rpc.pick_host("network_create")
     with engine.transaction(readonly=True) as session:
         if any(row.host == host for row in queries.by_neutron_id(session, net_id)):
             raise exception.NetworkAlreadyExists(field="neutron_net_id", value=net_id)
-    created = rpcapi_resources.get_rpcapi().network_create(ctx, host, params.get("name"), net_id)
+    created = image_network_rpc.get_rpcapi().network_create(ctx, host, params.get("name"), net_id)
     with engine.transaction() as session:
         row = queries.create(session, {
             "name": params.get("name"), "neutron_net_id": net_id, "host": host,
@@ -52,7 +52,7 @@ def delete_network(req: ApiRequest, network_ident: str) -> webob.Response:
         rows = queries.by_neutron_id(session, network_ident)
     if not rows:
         raise exception.NetworkNotFound(network=network_ident)
-    api = rpcapi_resources.get_rpcapi()
+    api = image_network_rpc.get_rpcapi()
     for row in rows:
         api.network_delete(req.context, row.host or "", network_ident)
         with engine.transaction() as session:

@@ -43,7 +43,7 @@ def pick_host(method: str) -> str:
     return hosts[0]
 
 
-class ResourceRPCAPI:
+class ImageNetworkRPCAPI:
     def __init__(self, transport: messaging.Transport | None = None, *,
                  is_host_up: Callable[[str], bool] | None = host_is_up,
                  call_timeout: float | None = None) -> None:
@@ -76,8 +76,6 @@ class ResourceRPCAPI:
                                  neutron_net_id=neutron_net_id)
 
 
-
-
-def get_rpcapi() -> ResourceRPCAPI:
+def get_rpcapi() -> ImageNetworkRPCAPI:
     """The process' client (a 503 in a process without a message bus)."""
-    return rpc.client_for(ResourceRPCAPI)
+    return rpc.client_for(ImageNetworkRPCAPI)
