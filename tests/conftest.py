@@ -15,6 +15,8 @@ Fixtures:
                     SQLAlchemy URL; every database it made is dropped after the test
   postgresql_url    same for PostgreSQL
   rabbit_url        oslo.messaging transport URL of the local RabbitMQ (session)
+  openstack_cloud   the local OpenStack of scripts/openstack-services.sh (session); tests using
+                    it are marked ``openstack`` and run only when ``-m`` names that marker
 
 A test using one of these fixtures is marked docker / mariadb / postgresql / rabbitmq
 automatically, so ``-m "not docker"`` also deselects tests that forgot the marker.
@@ -36,6 +38,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
+import openstack_env
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -60,6 +63,7 @@ _FIXTURE_MARKERS = {
     "mariadb_url": "mariadb",
     "postgresql_url": "postgresql",
     "rabbit_url": "rabbitmq",
+    "openstack_cloud": openstack_env.MARKER,
 }
 
 
@@ -74,11 +78,17 @@ def service_unavailable(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         names = getattr(item, "fixturenames", ())
         for marker in {_FIXTURE_MARKERS[n] for n in names if n in _FIXTURE_MARKERS}:
             item.add_marker(marker)
+    # The local OpenStack is too heavy for the default run: its tests run only when asked for.
+    if not openstack_env.selected(config.option.markexpr):
+        skipped = [i for i in items if i.get_closest_marker(openstack_env.MARKER)]
+        if skipped:
+            config.hook.pytest_deselected(items=skipped)
+            items[:] = [i for i in items if not i.get_closest_marker(openstack_env.MARKER)]
 
 
 def _registry_answers(address: str) -> bool:
@@ -275,3 +285,15 @@ def amqp_url(rabbit_url: str) -> str:
     """The kombu (amqp://) form of an oslo.messaging rabbit:// URL with one host."""
     rest = rabbit_url.split("://", 1)[1]
     return "amqp://" + (rest + "/" if rest.endswith("/") else rest)
+
+
+@pytest.fixture(scope="session")
+def openstack_cloud() -> openstack_env.OpenStackCloud:
+    """The running local OpenStack (Keystone, Neutron, OVS agent, Placement, Glance)."""
+    cloud = openstack_env.running_cloud()
+    if cloud is None:
+        service_unavailable(
+            "the local OpenStack is not running: scripts/openstack-services.sh start "
+            "(scripts/run-tests.sh -m openstack starts it)"
+        )
+    return cloud

@@ -1,0 +1,76 @@
+"""The local OpenStack of scripts/openstack-services.sh, as the tests see it.
+
+Tests marked ``openstack`` run only when asked for (``-m openstack``, or an ``-m`` expression
+naming it): starting Keystone, Neutron, OVS, Placement and Glance is too heavy for the default
+run (docs/testing.md). ``scripts/run-tests.sh -m openstack`` starts them first.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = REPO_ROOT / "scripts" / "openstack-services.sh"
+MARKER = "openstack"
+
+
+@dataclass
+class OpenStackCloud:
+    """Credentials of the running local OpenStack (the ``env`` output of the script)."""
+
+    env: dict[str, str]
+    _sessions: dict[tuple[str, str], Any] = field(default_factory=dict)
+
+    @property
+    def auth_url(self) -> str:
+        return self.env["OS_AUTH_URL"]
+
+    def session(self, username: str = "", password: str = "", project: str = "") -> Any:
+        """A keystoneauth session; the admin's unless other credentials are given."""
+        from keystoneauth1 import session as ks_session
+        from keystoneauth1.identity import v3
+
+        username = username or self.env["OS_USERNAME"]
+        project = project or self.env["OS_PROJECT_NAME"]
+        key = (username, project)
+        if key not in self._sessions:
+            auth = v3.Password(
+                auth_url=self.auth_url,
+                username=username,
+                password=password or self.env["OS_PASSWORD"],
+                project_name=project,
+                user_domain_name="Default",
+                project_domain_name="Default",
+            )
+            self._sessions[key] = ks_session.Session(auth=auth)
+        return self._sessions[key]
+
+
+def script(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SCRIPT), *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def parse_env(text: str) -> dict[str, str]:
+    env = {}
+    for line in text.splitlines():
+        if line.startswith("export ") and "=" in line:
+            name, value = line[len("export ") :].split("=", 1)
+            env[name] = value
+    return env
+
+
+def running_cloud() -> OpenStackCloud | None:
+    """The cloud if every service of the script is up, else None."""
+    if script("status", timeout=60).returncode != 0:
+        return None
+    return OpenStackCloud(parse_env(script("env", timeout=60).stdout))
+
+
+def selected(markexpr: str | None) -> bool:
+    """Whether the ``-m`` expression asks for the openstack tests by name."""
+    return bool(markexpr) and MARKER in markexpr and f"not {MARKER}" not in markexpr
