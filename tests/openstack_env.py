@@ -69,8 +69,3 @@ def running_cloud() -> OpenStackCloud | None:
     if script("status", timeout=60).returncode != 0:
         return None
     return OpenStackCloud(parse_env(script("env", timeout=60).stdout))
-
-
-def selected(markexpr: str | None) -> bool:
-    """Whether the ``-m`` expression asks for the openstack tests by name."""
-    return bool(markexpr) and MARKER in markexpr and f"not {MARKER}" not in markexpr
