@@ -260,9 +260,9 @@ for arg in "$@"; do
     prev=$arg
 done
 if [[ $wants_openstack -eq 1 ]]; then
-    log "starting the local OpenStack (scripts/openstack-services.sh start)"
+    step "local OpenStack (scripts/openstack-services.sh start)"
     scripts/openstack-services.sh start >/dev/null \
-        || die "scripts/openstack-services.sh start failed (see its message above)"
+        || fail "scripts/openstack-services.sh start failed (see its message above)"
 fi
 
 # Lint only the folders that exist: git does not keep empty ones in a fresh clone.
