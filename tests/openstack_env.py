@@ -69,3 +69,39 @@ def running_cloud() -> OpenStackCloud | None:
     if script("status", timeout=60).returncode != 0:
         return None
     return OpenStackCloud(parse_env(script("env", timeout=60).stdout))
+
+
+@dataclass
+class Account:
+    """A Keystone user with the member role in a project of its own (made by a test)."""
+
+    username: str
+    password: str
+    project_name: str
+    project_id: str
+    user_id: str
+
+
+def make_account(cloud: OpenStackCloud, prefix: str) -> Account:
+    import secrets
+    import uuid
+
+    sess = cloud.session()
+    ks = cloud.auth_url.rstrip("/")
+    suffix = uuid.uuid4().hex[:8]
+    project = sess.post(f"{ks}/projects", json={"project": {
+        "name": f"{prefix}-{suffix}", "domain_id": "default"}}).json()["project"]
+    password = secrets.token_urlsafe(12)
+    user = sess.post(f"{ks}/users", json={"user": {
+        "name": f"{prefix}-{suffix}", "domain_id": "default", "password": password,
+        "default_project_id": project["id"]}}).json()["user"]
+    role = sess.get(f"{ks}/roles", params={"name": "member"}).json()["roles"][0]
+    sess.put(f"{ks}/projects/{project['id']}/users/{user['id']}/roles/{role['id']}")
+    return Account(user["name"], password, project["name"], project["id"], user["id"])
+
+
+def delete_account(cloud: OpenStackCloud, account: Account) -> None:
+    sess = cloud.session()
+    ks = cloud.auth_url.rstrip("/")
+    sess.delete(f"{ks}/users/{account.user_id}", raise_exc=False)
+    sess.delete(f"{ks}/projects/{account.project_id}", raise_exc=False)

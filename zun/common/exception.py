@@ -688,6 +688,18 @@ class ResourceNotReady(CNIError):
     message = 'Resource not ready: %(resource)s'
     code = 500
 
+# Added by the rewrite: the original answered a 500 for both.
+class ImageFormatNotSupported(Invalid):
+    message = ('Image %(image)s is not a Docker image (its container_format is '
+               '%(container_format)s); Zun runs only Glance images with container_format docker.')
+    code = 400
+
+class GlanceUnavailable(ZunException):
+    message = 'The image service (Glance) is unavailable: %(reason)s'
+    code = 503
+    # Clients get the reason (and the request id), not the generic 500 text.
+    public_message = True
+
 
 
 def status_reason(exc: BaseException) -> str:
