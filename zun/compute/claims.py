@@ -3,8 +3,10 @@
 A claim adds the container's cpu, memory (MiB) and disk (GiB) to the node's ``*_used``
 columns only if the result still fits the node's capacity; two API workers claiming the last
 resources of a node at the same moment therefore cannot both win. Capacity is what the node
-reported minus what ``[compute]/reserved_host_*`` keeps for the host, times the allocation
-ratio (``[compute]/<res>_allocation_ratio``, else ``initial_<res>_allocation_ratio``).
+reported minus its ``reserved_host_*``, times its allocation ratio, all read from the node's
+own row (see :mod:`zun.scheduler.inventory`; NULL falls back to zun-api's ``[compute]``).
+A request for more CPUs or memory than the node physically has never fits, whatever the
+ratio: Docker would refuse the CPUs, and the memory could never be given.
 
 ``release`` gives resources back (never below zero). The node's periodic inventory also
 recomputes ``*_used`` from the container rows of its host, which heals any drift.
@@ -15,29 +17,22 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from zun.common import utils as zun_utils
 from zun.db import models
+from zun.scheduler import inventory
 
 N = models.ComputeNode
 
-# Zun's defaults for the initial ratios (config-options.md [compute]).
-_INITIAL_RATIOS = {"cpu": 16.0, "ram": 1.5, "disk": 1.0}
+# Kept for callers of the old name: this process's own ratio.
+allocation_ratio = inventory.allocation_ratio
 
 
-def allocation_ratio(resource: str) -> float:
-    """``[compute]/<resource>_allocation_ratio``, else the initial ratio."""
-    value = zun_utils.conf_value("compute", f"{resource}_allocation_ratio", None)
-    if value is None or float(value) <= 0:
-        value = zun_utils.conf_value("compute", f"initial_{resource}_allocation_ratio",
-                                     _INITIAL_RATIOS[resource])
-    return float(value)
+def _ratio(resource: str) -> sa.ColumnElement[float]:
+    column = getattr(N, inventory.RATIO_COLUMNS[resource])
+    return sa.case((column > 0, column), else_=inventory.allocation_ratio(resource))
 
 
-def _reserved() -> tuple[float, float, float]:
-    cpus = float(zun_utils.conf_value("compute", "reserved_host_cpus", 0) or 0)
-    mem = float(zun_utils.conf_value("compute", "reserved_host_memory_mb", 512) or 0)
-    disk_gb = float(zun_utils.conf_value("compute", "reserved_host_disk_mb", 0) or 0) / 1024
-    return cpus, mem, disk_gb
+def _reserved(name: str) -> sa.ColumnElement[float]:
+    return sa.func.coalesce(getattr(N, name), inventory.reserve(name))
 
 
 def claim(session: Session, hostname: str, cpu: float, memory_mb: int,
@@ -50,16 +45,19 @@ def claim(session: Session, hostname: str, cpu: float, memory_mb: int,
     cpu = float(cpu or 0)
     memory_mb = int(memory_mb or 0)
     disk_gb = int(disk_gb or 0)
-    res_cpus, res_mem, res_disk = _reserved()
     stmt = (
         sa.update(N)
         .where(N.hostname == hostname)
-        .where(N.cpu_used + cpu <= (N.cpus - res_cpus) * allocation_ratio("cpu"))
-        .where(N.mem_used + memory_mb <= (N.mem_total - res_mem) * allocation_ratio("ram"))
+        .where(N.cpus >= cpu)
+        .where(N.mem_total >= memory_mb)
+        .where(N.cpu_used + cpu <= (N.cpus - _reserved("reserved_host_cpus")) * _ratio("cpu"))
+        .where(N.mem_used + memory_mb
+               <= (N.mem_total - _reserved("reserved_host_memory_mb")) * _ratio("ram"))
     )
     if disk_gb > 0:
-        stmt = stmt.where(N.disk_used + disk_gb <= (N.disk_total - res_disk)
-                          * allocation_ratio("disk"))
+        stmt = stmt.where(N.disk_used + disk_gb
+                          <= (N.disk_total - _reserved("reserved_host_disk_mb") / 1024.0)
+                          * _ratio("disk"))
     values = {N.cpu_used: N.cpu_used + cpu, N.mem_used: N.mem_used + memory_mb}
     if disk_gb > 0:
         values[N.disk_used] = N.disk_used + disk_gb

@@ -32,6 +32,7 @@ from zun.db import engine, models
 from zun.db.queries import node as node_q
 from zun.runtime.docker.driver import REASON_NOT_IN_ENGINE, host_memory
 from zun.runtime.docker.status import map_docker_state
+from zun.scheduler import inventory
 
 LOG = logging.getLogger(__name__)
 
@@ -91,6 +92,8 @@ def node_facts(manager: ContainerLifecycle) -> dict[str, Any]:
         "disk_quota_supported": False,
         "enable_cpu_pinning": bool(zun_utils.conf_value("compute", "enable_cpu_pinning",
                                                         False)),
+        # This node's own ratios and reserves: the claims in zun-api use them.
+        **inventory.own_settings(),
     }
 
 

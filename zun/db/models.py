@@ -243,6 +243,14 @@ class ComputeNode(TimestampMixin, Base):
         sa.Boolean, server_default=sa.false(), default=False
     )
     rp_uuid: Mapped[str] = mapped_column(sa.String(36))
+    # Not in Zun's schema (revision 9a1c4e5f7b20): the node's own inventory settings, which
+    # Zun keeps in Placement. NULL falls back to zun-api's [compute] options.
+    cpu_allocation_ratio: Mapped[float | None] = mapped_column(sa.Float, nullable=True)
+    ram_allocation_ratio: Mapped[float | None] = mapped_column(sa.Float, nullable=True)
+    disk_allocation_ratio: Mapped[float | None] = mapped_column(sa.Float, nullable=True)
+    reserved_host_cpus: Mapped[int | None] = mapped_column(sa.Integer, nullable=True)
+    reserved_host_memory_mb: Mapped[int | None] = mapped_column(sa.Integer, nullable=True)
+    reserved_host_disk_mb: Mapped[int | None] = mapped_column(sa.Integer, nullable=True)
 
 
 class Image(TimestampMixin, Base):

@@ -142,10 +142,18 @@ def schema_differences(
     expected: dict[str, Table],
     actual: dict[str, Table],
     extra_keys: dict[str, dict[str, tuple[str, ...]]] | None = None,
+    extra_columns: dict[str, dict[str, Column]] | None = None,
 ) -> list[str]:
-    """Every difference, as readable lines; empty when the schemas are the same."""
+    """Every difference, as readable lines; empty when the schemas are the same.
+
+    ``extra_columns``: per table, columns ``actual`` must have after all of ``expected``'s,
+    in this order and with these definitions (our revisions append them)."""
     extra_keys = extra_keys or {}
+    extra_columns = extra_columns or {}
     problems: list[str] = []
+    if extra_columns:
+        actual = {name: _without_columns(table, extra_columns.get(name, {}), problems)
+                  for name, table in actual.items()}
     if set(expected) != set(actual):
         problems.append(
             f"tables: missing {sorted(set(expected) - set(actual))}, "
@@ -176,3 +184,22 @@ def schema_differences(
         if exp.options != act.options:
             problems.append(f"{name}: table options {act.options!r} != {exp.options!r}")
     return problems
+
+
+def _without_columns(table: Table, extra: dict[str, Column], problems: list[str]) -> Table:
+    """``table`` less the ``extra`` columns, which must end it, in order, as defined."""
+    if not extra:
+        return table
+    tail = table.column_order[-len(extra):]
+    if tail != list(extra):
+        problems.append(f"{table.name}: expected extra columns {list(extra)} at the end, "
+                        f"got {tail}")
+    for name, want in extra.items():
+        if table.columns.get(name) != want:
+            problems.append(f"{table.name}.{name}: got {table.columns.get(name)}, want {want}")
+    return Table(
+        name=table.name,
+        columns={k: v for k, v in table.columns.items() if k not in extra},
+        column_order=[c for c in table.column_order if c not in extra],
+        primary_key=table.primary_key, unique_keys=table.unique_keys, keys=table.keys,
+        foreign_keys=table.foreign_keys, options=table.options)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import pytest
 from _db_schema_dump import (
+    Column,
     Table,
     connect_mariadb,
     live_tables,
@@ -25,6 +26,16 @@ pytestmark = pytest.mark.mariadb
 # Indexes our later revisions add on top of Zun's schema (documented in their revisions).
 EXTRA_KEYS_AT_HEAD = {
     "container": {"ix_container_host": ("host",), "ix_container_project_id": ("project_id",)},
+}
+
+# Columns our later revisions append to Zun's tables (documented in their revisions).
+EXTRA_COLUMNS_AT_HEAD = {
+    "compute_node": {
+        **{name: Column("float", True, "NULL", "") for name in (
+            "cpu_allocation_ratio", "ram_allocation_ratio", "disk_allocation_ratio")},
+        **{name: Column("int(11)", True, "NULL", "") for name in (
+            "reserved_host_cpus", "reserved_host_memory_mb", "reserved_host_disk_mb")},
+    },
 }
 
 
@@ -49,20 +60,23 @@ def test_head_is_zuns_schema_plus_documented_indexes(
     migration.upgrade("head", url=url)
 
     assert migration.version(url=url) == migration.head()
-    assert schema_differences(reference, live_tables(url), EXTRA_KEYS_AT_HEAD) == []
+    assert schema_differences(reference, live_tables(url), EXTRA_KEYS_AT_HEAD,
+                              EXTRA_COLUMNS_AT_HEAD) == []
 
 
 def test_comparison_notices_a_difference(
     mariadb_url: Callable[[], str], reference: dict[str, Table]
 ) -> None:
-    # Without the allowance, head differs from Zun's schema by our two indexes: proof that the
-    # comparison above looks at keys at all.
+    # Without the allowances, head differs from Zun's schema by our two indexes and our
+    # compute_node columns: proof that the comparison above looks at keys and columns at all.
     url = mariadb_url()
     migration.upgrade("head", url=url)
 
-    problems = schema_differences(reference, live_tables(url))
-
+    problems = schema_differences(reference, live_tables(url), None, EXTRA_COLUMNS_AT_HEAD)
     assert len(problems) == 1 and "ix_container_host" in problems[0]
+    problems = schema_differences(reference, live_tables(url), EXTRA_KEYS_AT_HEAD)
+    assert len(problems) == 7 and "column order" in problems[0]
+    assert all("compute_node" in p for p in problems)
 
 
 def test_columns_match_through_information_schema(
@@ -91,4 +105,9 @@ def test_columns_match_through_information_schema(
         for name, col in t.columns.items()
     }
     assert len(expected) == 238
+    expected.update({
+        (table, name): (col.type, col.nullable, col.default, col.extra)
+        for table, columns in EXTRA_COLUMNS_AT_HEAD.items()
+        for name, col in columns.items()
+    })
     assert live == expected
