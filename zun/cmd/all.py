@@ -70,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     if own.wsproxy_port is not None:
         CONF.set_override("wsproxy_port", own.wsproxy_port, group="websocket_proxy")
 
+    if not common.scheduler_config_ok("zun-all"):
+        return 2
     lock = StateLock(state_dir)
     try:
         lock.acquire()

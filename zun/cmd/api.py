@@ -24,6 +24,8 @@ def workers() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     common.prepare(argv)
+    if not common.scheduler_config_ok("zun-api"):
+        return 2
     from zun.api.app import load_handlers
     from zun.service import prefork
     from zun.service.api_server import bind_socket

@@ -29,5 +29,18 @@ def _log_file(prog: str) -> str | None:
     return None
 
 
+def scheduler_config_ok(prog: str) -> bool:
+    """Check [scheduler] once at start-up (scheduling runs in this process); False after
+    printing why, so the command exits instead of failing every create later."""
+    from zun.scheduler import loading
+
+    try:
+        loading.check_config()
+    except loading.SchedulerConfigError as exc:
+        print(f"{prog}: configuration error: {exc}", file=sys.stderr)
+        return False
+    return True
+
+
 def hostname() -> str:
     return CONF.host or socket.gethostname()

@@ -96,7 +96,8 @@ class ContainerAPI:
                      {"containers": 1, "cpu": cpu, "memory": memory_mb, "disk": disk_gb})
         sched_request = filters.Request(
             cpu=cpu, memory_mb=memory_mb, disk_gb=disk_gb, runtime=values.get("runtime"),
-            availability_zone=request.availability_zone, hints=request.hints)
+            availability_zone=request.availability_zone, hints=request.hints,
+            cpu_policy=values.get("cpu_policy"), project_id=values.get("project_id"))
         try:
             host = self._schedule(context, uuid, sched_request, request.requested_host)
         except exception.NoValidHost:

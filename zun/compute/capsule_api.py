@@ -117,7 +117,8 @@ class CapsuleAPI:
             capsule_id = capsule_q.insert(session, capsule_values, member_values).id
         cpu, memory = claim_amount(member_values)
         request = filters.Request(cpu=cpu, memory_mb=memory, disk_gb=0,
-                                  availability_zone=plan.availability_zone)
+                                  availability_zone=plan.availability_zone,
+                                  project_id=capsule_values.get("project_id"))
         try:
             host = self._schedule(context, uuid, capsule_id, request)
         except exception.NoValidHost:

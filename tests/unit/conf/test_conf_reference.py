@@ -67,6 +67,7 @@ ADDED = {
     ("DEFAULT", "sandbox_fallback_command"),
     ("DEFAULT", "capsule_init_timeout"),
     ("compute", "reap_grace_period"),
+    ("scheduler", "weigher"),
     ("docker", "security_opt_no_new_privileges"),
     ("docker", "cap_drop"),
     ("docker", "pids_limit"),

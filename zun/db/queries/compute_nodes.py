@@ -63,6 +63,22 @@ class NodeState:
     service_up: bool
     service_disabled: bool
     availability_zone: str | None
+    # The node's own inventory settings (NULL: not reported; see zun.scheduler.inventory).
+    cpu_allocation_ratio: float | None = None
+    ram_allocation_ratio: float | None = None
+    disk_allocation_ratio: float | None = None
+    reserved_host_cpus: int | None = None
+    reserved_host_memory_mb: int | None = None
+    reserved_host_disk_mb: int | None = None
+    enable_cpu_pinning: bool = False
+    disk_quota_supported: bool = False
+
+
+_INVENTORY_COLUMNS = (
+    "cpu_allocation_ratio", "ram_allocation_ratio", "disk_allocation_ratio",
+    "reserved_host_cpus", "reserved_host_memory_mb", "reserved_host_disk_mb",
+    "enable_cpu_pinning", "disk_quota_supported",
+)
 
 
 def list_node_states(session: Session) -> list[NodeState]:
@@ -79,6 +95,7 @@ def list_node_states(session: Session) -> list[NodeState]:
             N.disk_used,
             N.runtimes,
             N.labels,
+            *[getattr(N, name) for name in _INVENTORY_COLUMNS],
             S.last_seen_up,
             S.updated_at,
             S.created_at,
@@ -112,6 +129,7 @@ def list_node_states(session: Session) -> list[NodeState]:
                 service_up=up,
                 service_disabled=bool(row.disabled),
                 availability_zone=row.availability_zone,
+                **{name: getattr(row, name) for name in _INVENTORY_COLUMNS},
             )
         )
     return states

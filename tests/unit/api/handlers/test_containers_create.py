@@ -215,12 +215,29 @@ def test_no_valid_host_202_with_error(api, nodes, seed):
 
 
 def test_no_room_on_node_is_no_valid_host(api, node1):
-    r = _create(api, {"image": "busybox", "memory": 8192, "cpu": 16})
+    r = _create(api, {"image": "busybox", "memory": 8192, "cpu": 4})
     assert r.status == 202 and r.json["status"] == "Creating"
     # 8192 MiB minus the 512 MiB host reserve, times 1.5: 11520 MiB in all.
     r = _create(api, {"image": "busybox", "memory": 4096})
     assert r.status == 202 and r.json["status"] == "Error"
     assert node_usage()[1] == 8192
+
+
+def test_more_than_the_nodes_physical_cpus_or_memory_is_no_valid_host(api, nodes, seed):
+    # The node's ratios would let both through ((2 - 0) x 16 CPUs, (2048 - 512) x 4 MiB);
+    # the engine could never honour either, so the API refuses them instead of the node.
+    seed.service("small")
+    seed.compute_node("small", cpus=2, cpu_used=0.0, mem_total=2048, mem_used=0, disk_used=0,
+                      ram_allocation_ratio=4.0)
+    nodes.start("small")
+    r = _create(api, {"image": "busybox", "cpu": 3})
+    assert r.status == 202 and r.json["status"] == "Error"
+    assert r.json["status_reason"] == "There are not enough hosts available."
+    r = _create(api, {"image": "busybox", "memory": 2049})
+    assert r.json["status"] == "Error"
+    r = _create(api, {"image": "busybox", "cpu": 2, "memory": 2048})
+    assert r.json["status"] == "Creating" and r.json["host"] == "small"
+    assert node_usage("small") == (2.0, 2048, 0)
 
 
 def test_dead_or_disabled_or_other_zone_node_is_not_chosen(api, nodes, seed):
