@@ -117,6 +117,21 @@ def _wait_pid_gone(pid: int, timeout: float) -> bool:
     return not _pid_alive(pid)
 
 
+def _find_image(source: Any, timeout: float = 60) -> Any:
+    import docker
+
+    deadline = time.monotonic() + timeout
+    while True:
+        for name in TEST_IMAGES:
+            try:
+                return source.images.get(name)
+            except docker.errors.ImageNotFound:
+                continue
+        if time.monotonic() > deadline:
+            raise SetupError(f"none of the test images {TEST_IMAGES} is on the machine's engine")
+        time.sleep(1)
+
+
 def check_requirements() -> None:
     """Raise SetupError naming what is missing to build namespaces and engines."""
     if os.geteuid() != 0:
@@ -258,13 +273,15 @@ class Node:
             self._dockerd = None
 
     def load_images(self, source: Any) -> None:
-        """Copy the test images from the machine's engine: docker save | docker load."""
+        """Copy the test images from the machine's engine: docker save | docker load.
+
+        The image is looked up under each of its names, for a while: other tests on the
+        shared engine may untag one name for a moment."""
+        image = _find_image(source)
         target = self.engine()
         try:
-            first = source.images.get(TEST_IMAGES[0])
-            target.images.load(b"".join(first.save(named=True)))
-            loaded = target.images.get(TEST_IMAGES[0])
-            for name in TEST_IMAGES[1:]:
+            loaded = target.images.load(b"".join(image.save(named=False)))[0]
+            for name in TEST_IMAGES:
                 repo, _, tag = name.rpartition(":")
                 loaded.tag(repo, tag)
         finally:

@@ -74,7 +74,7 @@ def delete_all_containers(cluster: Cluster, timeout: float = 60) -> None:
     zun = cluster.client()
     for ct in zun.containers.list(all_projects=True):
         try:
-            zun.containers.delete(ct.uuid, force=True, stop=True, all_projects=True)
+            zun.containers.delete(ct.uuid, force=True, all_projects=True)
         except exceptions.ClientException:
             pass
     deadline = time.monotonic() + timeout

@@ -12,12 +12,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from unit.api.apptesting import ApiClient, Seed, make_app
 from unit.api.handlers import containers_support as support
 from unit.api.handlers.containers_support import PROJECT_A, container_row, db_row, node_usage
 
 from zun.db import engine as db_engine
-from zun.db import migration
+from zun.db import migration, models
 
 bus = support.bus
 nodes = support.nodes
@@ -99,8 +100,11 @@ def test_concurrent_starts_one_202_one_409(client):
 
 def test_concurrent_creates_never_overcommit_a_node(client):
     api, _, _ = client
-    # node1: 2 cpus x 16 = 32 cpus of capacity; 8 requests of 6 cpus: only 5 fit. One project
-    # per request, so that the project quota (20 cpus by default) is not what stops them.
+    # node1: 2 cpus x 16 = 32 cpus of capacity; 8 requests of 2 cpus (no more than the node
+    # has) with the node's own ratio lowered to 5: 10 cpus, only 5 fit. One project per
+    # request, so that the project quota (20 cpus by default) is not what stops them.
+    with db_engine.transaction() as session:
+        session.execute(sa.update(models.ComputeNode).values(cpu_allocation_ratio=5.0))
     statuses: list[str] = []
     lock = threading.Lock()
     counter = iter(range(8))
@@ -109,14 +113,14 @@ def test_concurrent_creates_never_overcommit_a_node(client):
         with lock:
             project = f"project-{next(counter)}"
         r = api.as_member(project).at("1.40").post(
-            "/v1/containers", json={"image": "busybox", "cpu": 6, "memory": 64})
+            "/v1/containers", json={"image": "busybox", "cpu": 2, "memory": 64})
         with lock:
             statuses.append(r.json.get("status") or f"HTTP {r.status}: {r.body[:300]!r}")
         return r.status
 
     assert _parallel(8, create) == [202] * 8
     assert sorted(statuses) == ["Creating"] * 5 + ["Error"] * 3
-    assert node_usage()[0] == 30.0
+    assert node_usage()[0] == 10.0
 
 
 def test_concurrent_deletes_of_a_hostless_row(client):
