@@ -61,6 +61,24 @@ def test_six_plain_creates_land_three_and_three(cluster: Cluster) -> None:
         assert {ct.uuid for ct in placed if ct.host == node.name} == on_engine
 
 
+ZUN_FILTERS = ["AvailabilityZoneFilter", "ComputeFilter", "RuntimeFilter", "CPUFilter",
+               "RamFilter", "DiskFilter", "LabelFilter", "CpuSetFilter", "PciPassthroughFilter"]
+
+
+def test_zuns_scheduler_options_work_unchanged(cluster: Cluster) -> None:
+    # The [scheduler] section of a Zun deployment, with every filter Zun ships enabled.
+    cluster.restart_api({"scheduler": {
+        "driver": "filter_scheduler",
+        "available_filters": "zun.scheduler.filters.all_filters",
+        "enabled_filters": ZUN_FILTERS,
+        "max_placement_results": 50,
+    }})
+    zun = cluster.client()
+    placed = [_run(zun, cpu=0.1, memory="64") for _ in range(2)]
+    assert [ct.status for ct in placed] == ["Running", "Running"]
+    assert {ct.host for ct in placed} == {node.name for node in cluster.nodes}
+
+
 def test_binpack_fills_one_node_first(cluster: Cluster) -> None:
     cluster.restart_api({"scheduler": {"weigher": "binpack"}})
     zun = cluster.client()

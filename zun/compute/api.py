@@ -416,7 +416,10 @@ class ContainerAPI:
                      "disk": 0})
             container_q.update(session, container.uuid, dict(values))
             grow_cpu, grow_mem = max(delta_cpu, 0), max(delta_mem, 0)
-            if (grow_cpu or grow_mem) and not claims.claim(session, host, grow_cpu, grow_mem):
+            whole = claims.container_resources(values.get("cpu", container.cpu),
+                                               values.get("memory", container.memory), None)
+            if (grow_cpu or grow_mem) and not claims.claim(session, host, grow_cpu, grow_mem,
+                                                           totals=whole[:2]):
                 raise exception.Conflict(
                     message=f"Host {host} does not have enough resources for this update.")
             shrink_cpu, shrink_mem = max(-delta_cpu, 0), max(-delta_mem, 0)

@@ -36,20 +36,23 @@ def _reserved(name: str) -> sa.ColumnElement[float]:
 
 
 def claim(session: Session, hostname: str, cpu: float, memory_mb: int,
-          disk_gb: int = 0) -> bool:
+          disk_gb: int = 0, totals: tuple[float, int] | None = None) -> bool:
     """Take ``cpu``/``memory_mb``/``disk_gb`` on ``hostname`` if they fit; True when taken.
 
     Runs in the caller's transaction: the claim is undone if that transaction rolls back.
-    Disk is only checked (and counted) when asked for, as in Zun.
+    Disk is only checked (and counted) when asked for, as in Zun. ``totals``: the container's
+    whole cpu and memory when this claim is only the growth of a resize; they, not the
+    growth, must not exceed what the node physically has.
     """
     cpu = float(cpu or 0)
     memory_mb = int(memory_mb or 0)
     disk_gb = int(disk_gb or 0)
+    whole_cpu, whole_mem = totals if totals is not None else (cpu, memory_mb)
     stmt = (
         sa.update(N)
         .where(N.hostname == hostname)
-        .where(N.cpus >= cpu)
-        .where(N.mem_total >= memory_mb)
+        .where(N.cpus >= float(whole_cpu or 0))
+        .where(N.mem_total >= int(whole_mem or 0))
         .where(N.cpu_used + cpu <= (N.cpus - _reserved("reserved_host_cpus")) * _ratio("cpu"))
         .where(N.mem_used + memory_mb
                <= (N.mem_total - _reserved("reserved_host_memory_mb")) * _ratio("ram"))

@@ -238,6 +238,17 @@ def test_patch_cpu_memory_calls_node_and_claims(member, node1, seed):
     assert node_usage() == (1.0, 512, 0)
 
 
+def test_patch_beyond_the_nodes_physical_cpus_is_refused(member, node1, seed):
+    # node1 has 4 CPUs (x 16 sellable): growing from 3 to 5 is a claim of 2, yet the whole
+    # container would need more CPUs than the node has.
+    row = _make(seed, status="Running", cpu=3.0, memory="512")
+    r = member.patch(f"/v1/containers/{row.uuid}", json={"cpu": 5})
+    assert r.status == 409
+    assert r.error["title"] == "Host node1 does not have enough resources for this update."
+    assert db_row(row.uuid).cpu == 3.0 and node_usage() == (0.0, 0, 0)
+    assert node1.messages == []
+
+
 def test_patch_node_refusal_is_undone(member, node1, seed):
     row = _make(seed, status="Running", cpu=1.0, memory="512")
     node1.failures["container_update"] = exception.Conflict(message="cannot resize")
