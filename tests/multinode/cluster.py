@@ -51,6 +51,7 @@ MARIADB = {"host": _MARIADB_PARSED.hostname, "port": _MARIADB_PARSED.port or 330
            "password": urllib.parse.unquote(_MARIADB_PARSED.password or "")}
 RABBIT = "rabbit://guest:guest@127.0.0.1:5672"
 TEST_IMAGES = ("busybox:latest", "zun-test/busybox:latest")
+NODE_LABEL = "zun-test.node"
 
 Conf = dict[str, dict[str, Any]]
 
@@ -223,6 +224,8 @@ class Node:
              "--data-root", str(self.data_root),
              "--exec-root", str(self.run_dir / "exec"),
              "--pidfile", str(self.pidfile),
+             # An engine label zun-compute reports as a node label (for LabelFilter).
+             "--label", f"{NODE_LABEL}=n{self.index}",
              "-H", self.api_url],
             stdout=log, stderr=log, start_new_session=True)
         self.wait_engine(timeout)

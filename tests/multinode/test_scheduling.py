@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from e2e.support import wait_for
-from multinode.cluster import Cluster
+from multinode.cluster import NODE_LABEL, Cluster
 
 from zun.db import models
 
@@ -77,6 +77,12 @@ def test_zuns_scheduler_options_work_unchanged(cluster: Cluster) -> None:
     placed = [_run(zun, cpu=0.1, memory="64") for _ in range(2)]
     assert [ct.status for ct in placed] == ["Running", "Running"]
     assert {ct.host for ct in placed} == {node.name for node in cluster.nodes}
+    # LabelFilter: each node's engine carries the label zun-test.node=n<index>.
+    second = cluster.nodes[1]
+    for _ in range(2):
+        assert _run(zun, hints={f"label:{NODE_LABEL}": "n2"}).host == second.name
+    nowhere = _run(zun, hints={f"label:{NODE_LABEL}": "n9"})
+    assert nowhere.status == "Error" and nowhere.status_reason == NO_VALID_HOST
 
 
 def test_binpack_fills_one_node_first(cluster: Cluster) -> None:
