@@ -56,6 +56,8 @@ HISTORY = (
     ("1.38", "capsule annotations"),
     ("1.39", "container host"),
     ("1.40", "container entrypoint"),
+    # Not in Zun: added by the rewrite.
+    ("1.41", "evacuate and purge a down host (POST /v1/hosts/{host}/evacuate, /purge)"),
 )
 
 

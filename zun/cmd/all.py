@@ -88,6 +88,7 @@ def _run(state_dir: Path) -> int:
     from zun.api.app import build_app
     from zun.common import rpc
     from zun.compute.agent import ComputeAgent
+    from zun.compute.node_monitor import NodeMonitor
     from zun.db import engine, migration
     from zun.service.api_server import ApiServer
 
@@ -98,6 +99,7 @@ def _run(state_dir: Path) -> int:
     components: list[runner.Component] = [ComputeAgent(common.hostname())]
     components.append(ApiServer(build_app(), CONF.api.host_ip, CONF.api.port,
                                 threads=max(4, CONF.api.workers or 8)))
+    components.append(NodeMonitor())
     proxy = _console_proxy()
     if proxy is not None:
         components.append(proxy)

@@ -49,6 +49,7 @@ def serve(sock: socket.socket) -> int:
     """One API process: its own engine, transport and application on the shared socket."""
     from zun.api.app import build_app
     from zun.common import rpc
+    from zun.compute.node_monitor import NodeMonitor
     from zun.db import engine
     from zun.service.api_server import ApiServer
 
@@ -61,7 +62,9 @@ def serve(sock: socket.socket) -> int:
 
     server = ApiServer(build_app(), CONF.api.host_ip, CONF.api.port,
                        threads=THREADS_PER_WORKER, sock=sock)
-    return runner.run([server], on_exit=_cleanup)
+    # Creates stuck on a dead node move elsewhere; no conductor does it for us. Every worker
+    # runs one: each move is a compare-and-swap, so they never move a container twice.
+    return runner.run([server, NodeMonitor()], on_exit=_cleanup)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from zun.compute.periodic import PeriodicRunner
 from zun.conf import CONF
 from zun.console import endpoint as console_endpoint
 from zun.db.queries import service_heartbeat
+from zun.runtime.docker import health
 
 LOG = logging.getLogger(__name__)
 
@@ -55,7 +56,11 @@ class ComputeAgent:
         self.endpoints = endpoints_for(self.host)
         self.rpc = RPCService(self.host, self.endpoints, serializer=rpc.get_serializer())
         self.periodic = PeriodicRunner()
-        self.periodic.add("heartbeat", self.heartbeat, spacing=self._heartbeat_spacing())
+        # The heartbeat has a thread of its own: a slow sync or a hung engine call in the
+        # other tasks must never make a live node look dead.
+        self.beat = PeriodicRunner(name="zun-heartbeat")
+        self.beat.add("heartbeat", self.heartbeat, spacing=self._heartbeat_spacing())
+        self.engine_error: str | None = None
         admin = zun_context.get_admin_context()
         for endpoint in self.endpoints:
             tasks = getattr(endpoint, "periodic_tasks", None)
@@ -68,11 +73,19 @@ class ComputeAgent:
 
     @staticmethod
     def _heartbeat_spacing() -> float:
-        # A node counts as down after service_down_time; beat well within it.
-        return float(max(1, min(CONF.periodic_interval_max, CONF.service_down_time // 3)))
+        # A node counts as down after service_down_time; beat at least three times within it.
+        return float(max(1, min(CONF.report_interval, CONF.service_down_time // 3)))
 
     def heartbeat(self) -> None:
-        service_heartbeat.report_up(self.host, BINARY, CONF.default_availability_zone)
+        error = health.probe()
+        if error != self.engine_error:
+            if error:
+                LOG.warning("Host %s takes no new work: %s", self.host, error)
+            else:
+                LOG.info("Host %s: the container engine answers again", self.host)
+            self.engine_error = error
+        service_heartbeat.report_up(self.host, BINARY, CONF.default_availability_zone,
+                                    engine_checked=True, engine_error=error)
 
     def start(self) -> None:
         self.heartbeat()
@@ -82,10 +95,12 @@ class ComputeAgent:
             if init_host is not None:
                 init_host(admin)
         self.rpc.start()
+        self.beat.start()
         self.periodic.start()
         LOG.info("zun-compute running on host %s", self.host)
 
     def stop(self) -> None:
+        self.beat.stop()
         self.periodic.stop()
         self.rpc.stop()
         self.rpc.wait()

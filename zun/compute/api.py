@@ -32,12 +32,13 @@ from oslo_utils import uuidutils
 from zun.common import consts, exception, quota
 from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
-from zun.compute import claims
+from zun.compute import claims, node_health, relocation
 from zun.compute import rpcapi as rpcapi_mod
 from zun.db import engine, models
 from zun.db.queries import actions as action_q
 from zun.db.queries import compute_nodes
 from zun.db.queries import containers as container_q
+from zun.db.queries import node as node_q
 from zun.scheduler import filters, scheduler
 
 LOG = logging.getLogger(__name__)
@@ -98,8 +99,12 @@ class ContainerAPI:
             cpu=cpu, memory_mb=memory_mb, disk_gb=disk_gb, runtime=values.get("runtime"),
             availability_zone=request.availability_zone, hints=request.hints,
             cpu_policy=values.get("cpu_policy"), project_id=values.get("project_id"))
+        replay = relocation.create_request(
+            run=request.run, requested_networks=request.requested_networks,
+            requested_volumes=request.requested_volumes, is_admin=context.is_admin,
+            availability_zone=request.availability_zone, hints=request.hints)
         try:
-            host = self._schedule(context, uuid, sched_request, request.requested_host)
+            host = self._schedule(context, uuid, sched_request, request.requested_host, replay)
         except exception.NoValidHost:
             self._mark_error(uuid, scheduler.NO_VALID_HOST_REASON)
             return uuid
@@ -134,12 +139,13 @@ class ContainerAPI:
 
     @engine.retry_on_deadlock
     def _schedule(self, context: RequestContext, uuid: str, request: filters.Request,
-                  requested_host: str | None) -> str:
+                  requested_host: str | None, replay: dict[str, Any]) -> str:
         with engine.transaction() as session:
             host = scheduler.select_and_claim(session, request, requested_host)
             container_q.update(session, uuid, {"host": host,
                                                "task_state": consts.CONTAINER_CREATING})
-            action_q.start_action(session, context, uuid, "create")
+            # The request is kept with the attempt, so the create can move to another host.
+            relocation.record_first(session, context, uuid, host, replay)
         return host
 
     @staticmethod
@@ -166,19 +172,20 @@ class ContainerAPI:
         with engine.transaction(readonly=True) as session:
             return container_q.get_by_ident(session, context, ident, all_projects)
 
-    def refreshed_view_row(self, context: RequestContext,
-                           container: models.Container) -> dict[str, Any]:
+    def refreshed_view_row(self, context: RequestContext, container: models.Container,
+                           refresh: bool = True) -> dict[str, Any]:
         """The stored view columns, refreshed from the node when its host is up.
 
         A host that is down or slow only costs the refresh: the stored copy is returned, as
-        in Zun (which logged ContainerHostNotUp and answered 200).
+        in Zun (which logged ContainerHostNotUp and answered 200). ``refresh`` False skips
+        the node (its engine is known not to answer).
         """
         with engine.transaction(readonly=True) as session:
             row = container_q.get_view_row(session, container.uuid)
         if row is None:
             raise container_q.not_found(container.uuid)
         data = row._asdict()
-        if container.host:
+        if container.host and refresh:
             try:
                 fresh = self.rpcapi.container_show(context, container.host, container.uuid)
             except Exception as exc:  # noqa: BLE001 - any refresh failure falls back to the DB
@@ -355,12 +362,45 @@ class ContainerAPI:
                         return
                     raise _state_error(current, state_key)
             return
+        if force and self._host_down(container.host):
+            self._delete_on_down_host(context, container, state_key)
+            return
         stop_first = bool(stop and container.status == consts.RUNNING)
         self._cast_action(
             context, container, state_key, "delete", consts.CONTAINER_DELETING,
             lambda h: self.rpcapi.container_delete(context, h, container.uuid, force=force,
                                                    stop_first=stop_first),
             extra={"status": consts.DELETING}, idle=not force)
+
+    @staticmethod
+    def _host_down(host: str | None) -> bool:
+        if not host:
+            return False
+        with engine.transaction(readonly=True) as session:
+            return node_health.host_down(session, host) is not None
+
+    @staticmethod
+    def _delete_on_down_host(context: RequestContext, container: models.Container,
+                             state_key: str) -> None:
+        """A forced delete needs no node: the row, its volume records and its claim go now.
+
+        What the dead node holds (the engine container, its volumes) is reaped when the node
+        comes back: its reaper removes labelled engine containers that have no row.
+        """
+        cpu, memory_mb, disk_gb = claims.container_resources(container.cpu, container.memory,
+                                                             container.disk)
+        with engine.transaction() as session:
+            current = container_q.get_by_uuid(session, container.uuid)
+            if current is None:
+                return
+            if current.status not in zun_utils.VALID_STATES[state_key]:
+                raise _state_error(current, state_key)
+            host = current.host
+            node_q.destroy_with_volume_records(session, container.uuid)
+            if host:
+                claims.release(session, host, cpu, memory_mb, disk_gb)
+        LOG.warning("Container %s deleted while its host %s is down; the host reaps its "
+                    "engine container when it is back", container.uuid, container.host)
 
     # --- updates --------------------------------------------------------------------------
 

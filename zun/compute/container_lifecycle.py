@@ -54,6 +54,11 @@ class ContainerLifecycle(ContainerNodeBase):
             LOG.info("Not creating container %s: it is %s", container_uuid,
                      "gone" if row is None else row.status)
             return
+        if row.host != self.host:
+            # Moved to another host while this one was down; the message was still queued.
+            LOG.info("Not creating container %s: it now belongs to host %s", container_uuid,
+                     row.host)
+            return
         taken = Taken()
         started = node_q.now()
         try:

@@ -27,8 +27,10 @@ class PeriodicTask:
 class PeriodicRunner:
     name = "periodic-tasks"
 
-    def __init__(self, tasks: list[PeriodicTask] | None = None) -> None:
+    def __init__(self, tasks: list[PeriodicTask] | None = None,
+                 name: str = "zun-periodic") -> None:
         self.tasks = list(tasks or [])
+        self.thread_name = name
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -41,7 +43,7 @@ class PeriodicRunner:
         for task in self.tasks:
             task.next_run = now if task.run_immediately else now + task.spacing
         self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name="zun-periodic")
+        self._thread = threading.Thread(target=self._loop, name=self.thread_name)
         self._thread.start()
 
     def stop(self) -> None:

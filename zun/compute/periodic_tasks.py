@@ -7,8 +7,9 @@
   A container gone from the engine becomes Deleted (auto_remove), is rebuilt (auto_heal), or
   goes to Error.
 * :func:`delete_unused_containers`: removes this host's auto_remove containers marked Deleted.
-* :func:`reap_orphans`: removes engine containers labelled ``zun.managed`` that have no row,
-  once they are older than ``[compute]/reap_grace_period``.
+* :func:`reap_orphans`: removes engine containers labelled ``zun.managed`` that have no row on
+  this host (none at all, or one moved to another host while this one was down), once they
+  are older than ``[compute]/reap_grace_period``.
 
 Every query is scoped to this host (index ``ix_container_host``) or to UUIDs the engine
 reported: the cost does not grow with what other nodes hold.
@@ -201,7 +202,9 @@ def reap_orphans(manager: ContainerLifecycle, context: RequestContext,
     if not candidates:
         return []
     with engine.transaction(readonly=True) as session:
-        known = node_q.existing_uuids(session, candidates)
+        # Rows on this host only: a container moved away (evacuated, rescheduled, deleted
+        # while this node was down) left its engine container here for us to remove.
+        known = node_q.existing_uuids(session, candidates, manager.host)
     reaped = []
     for uuid, found in candidates.items():
         if uuid in known or manager.workers.busy(uuid):

@@ -124,6 +124,39 @@ OPTS = [
         "compute agent removes it. The delay covers a create whose row is not yet "
         "visible; 0 removes such orphans at once.",
     ),
+    cfg.IntOpt(
+        "max_create_attempts",
+        default=3,
+        min=1,
+        help="[Added by the rewrite, not in Zun] Hosts a create is tried on before it ends "
+        "in Error, when it fails for a reason of the node (its agent died before the work "
+        "was done, its container engine failed or did not answer). 1 never moves a create.",
+    ),
+    cfg.FloatOpt(
+        "engine_probe_timeout",
+        default=3.0,
+        min=0.1,
+        help="[Added by the rewrite, not in Zun] Seconds the heartbeat waits for the "
+        "container engine's answer. An engine that does not answer makes the node "
+        "unschedulable: its service is disabled with a reason starting with 'AUTO:', and "
+        "enabled again by the heartbeat once the engine answers.",
+    ),
+    cfg.IntOpt(
+        "node_monitor_interval",
+        default=5,
+        min=1,
+        help="[Added by the rewrite, not in Zun] Seconds between two passes of the API's "
+        "node monitor, which moves creates stuck on a down host to another host and "
+        "evacuates auto_heal containers (see evacuate_auto_heal_after).",
+    ),
+    cfg.IntOpt(
+        "evacuate_auto_heal_after",
+        default=0,
+        min=0,
+        help="[Added by the rewrite, not in Zun] Seconds a host must have been down before "
+        "the node monitor recreates its auto_heal containers on other hosts, as an "
+        "evacuation would. 0 (the default) never evacuates automatically.",
+    ),
 ]
 
 

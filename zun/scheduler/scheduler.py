@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Collection
 
 from sqlalchemy.orm import Session
 
@@ -60,19 +61,23 @@ def ordered_nodes(session: Session, request: filters.Request,
 
 
 def candidates(session: Session, request: filters.Request,
-               requested_host: str | None = None) -> list[str]:
-    """Hostnames of :func:`ordered_nodes`."""
-    return [node.hostname for node in ordered_nodes(session, request, requested_host)]
+               requested_host: str | None = None,
+               exclude: Collection[str] = ()) -> list[str]:
+    """Hostnames of :func:`ordered_nodes`, without ``exclude`` (hosts a moved create
+    already failed on)."""
+    return [node.hostname for node in ordered_nodes(session, request, requested_host)
+            if node.hostname not in exclude]
 
 
 def select_and_claim(session: Session, request: filters.Request,
-                     requested_host: str | None = None) -> str:
+                     requested_host: str | None = None,
+                     exclude: Collection[str] = ()) -> str:
     """Claim the request's resources on the best suitable host and return its name.
 
     The claims run in ``session``'s transaction. Raises ``NoValidHost`` when no host passes
     the filters or none has room left.
     """
-    for host in candidates(session, request, requested_host):
+    for host in candidates(session, request, requested_host, exclude):
         if claims.claim(session, host, request.cpu, request.memory_mb, request.disk_gb):
             return host
         LOG.debug("Host %s has no room for cpu=%s memory=%s disk=%s", host, request.cpu,

@@ -173,10 +173,10 @@ def test_version_window_before_content_type(client: ApiClient) -> None:
 
 
 def test_out_of_range_version_is_406_before_routing(client: ApiClient) -> None:
-    reply = client.at("1.41").get("/v1/no/such/route")
+    reply = client.at("1.42").get("/v1/no/such/route")
     error = _assert_error_shape(reply, 406, "container.")
-    assert (error["min_version"], error["max_version"]) == ("1.1", "1.40")
-    assert reply.headers["OpenStack-API-Maximum-Version"] == "container 1.40"
+    assert (error["min_version"], error["max_version"]) == ("1.1", "1.41")
+    assert reply.headers["OpenStack-API-Maximum-Version"] == "container 1.41"
 
 
 def test_custom_action_with_the_wrong_verb_is_404(client: ApiClient) -> None:
@@ -201,9 +201,9 @@ def test_version_headers_on_success_and_errors(client: ApiClient) -> None:
     for path, status in (("/v1/services", 200), ("/v1/nope", 404), ("/v1/test/boom", 500)):
         reply = client.at("latest").get(path)
         assert reply.status == status
-        assert reply.headers["OpenStack-API-Version"] == "container 1.40"
+        assert reply.headers["OpenStack-API-Version"] == "container 1.41"
         assert reply.headers["OpenStack-API-Minimum-Version"] == "container 1.1"
-        assert reply.headers["OpenStack-API-Maximum-Version"] == "container 1.40"
+        assert reply.headers["OpenStack-API-Maximum-Version"] == "container 1.41"
         assert reply.headers["Vary"] == "OpenStack-API-Version"
 
 

@@ -38,7 +38,7 @@ def test_document_covers_every_route_and_schema() -> None:
     enable = doc["paths"]["/v1/services/enable"]["put"]
     assert {p["name"] for p in enable["parameters"] if p["in"] == "query"} == {"host", "binary"}
     assert doc["paths"]["/v1/hosts"]["get"]["x-openstack-microversions"] == [
-        {"min_version": "1.4", "max_version": "1.40", "handler": "list_hosts"}]
+        {"min_version": "1.4", "max_version": "1.41", "handler": "list_hosts"}]
 
 
 def test_served_at_v1_openapi_json(api: ApiClient) -> None:

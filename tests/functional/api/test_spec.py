@@ -241,7 +241,7 @@ def _run(api: ApiClient, entry: dict[str, Any], role: str, version: str | None,
                            content_type=entry.get("content_type"),
                            body=entry["raw_body"].encode() if "raw_body" in entry else None)
     assert reply.status == entry["status"], reply
-    effective = {None: "1.1", "latest": "1.40"}.get(version, version)
+    effective = {None: "1.1", "latest": "1.41"}.get(version, version)
     entry = _substitute(entry, {VERSION: str(effective),
                                 REQUEST_ID: reply.headers.get("x-openstack-request-id", ""),
                                 **tokens})

@@ -82,7 +82,7 @@ def zun_all(tmp_path: Path):
 def test_versions_document(zun_all: Running) -> None:
     status, headers, body = _get(zun_all.url + "/")
     assert status == 200
-    assert body["versions"][0]["max_version"] == "1.40"
+    assert body["versions"][0]["max_version"] == "1.41"
     assert body["versions"][0]["min_version"] == "1.1"
     assert body["versions"][0]["status"] == "CURRENT"
     assert headers["X-Openstack-Request-Id"].startswith("req-")
@@ -92,7 +92,7 @@ def test_v1_document_echoes_version(zun_all: Running) -> None:
     status, headers, body = _get(zun_all.url + "/v1/",
                                  {"OpenStack-API-Version": "container latest"})
     assert status == 200
-    assert headers["Openstack-Api-Version"] == "container 1.40"
+    assert headers["Openstack-Api-Version"] == "container 1.41"
     assert body["containers"][0]["href"] == zun_all.url + "/v1/containers/"
 
 

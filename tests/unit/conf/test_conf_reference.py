@@ -52,6 +52,9 @@ DEVIATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("DEFAULT", "mysql_engine"): {"group": "database"},
     # Zun accepted any string; the rewrite lists the drivers, adding "docker".
     ("network", "driver"): {"choices": ("kuryr", "cni", "docker")},
+    # Zun saw a dead node after 120-180 s; with report_interval 5 the rewrite sees it in
+    # 20-25 s (docs/configuration.md).
+    ("DEFAULT", "service_down_time"): {"default": 25},
 }
 
 ADDED = {
@@ -71,6 +74,11 @@ ADDED = {
     ("docker", "security_opt_no_new_privileges"),
     ("docker", "cap_drop"),
     ("docker", "pids_limit"),
+    ("DEFAULT", "report_interval"),
+    ("compute", "max_create_attempts"),
+    ("compute", "engine_probe_timeout"),
+    ("compute", "node_monitor_interval"),
+    ("compute", "evacuate_auto_heal_after"),
 }
 
 

@@ -39,6 +39,7 @@ from zun.common import consts, exception, policy
 from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
 from zun.compute import api as compute_api
+from zun.compute import node_health
 from zun.db import engine, models
 from zun.db.queries import containers as container_q
 from zun.network import access as network_access
@@ -162,7 +163,8 @@ def list_containers(req: ApiRequest) -> webob.Response:
         rows = container_q.list_for_view(session, ctx, all_projects=all_projects,
                                          filters=filters, page=page)
     fmt = views.formatter(ctx, page.resource_url)
-    items = [fmt(row) for row in rows]
+    mark = views.health_marker(rows)
+    items = [mark(row, fmt(row)) for row in rows]
     return _compact_reply({"containers": items,
                            "next": api_common.next_link(req.host_url, COLLECTION, page, items)})
 
@@ -173,8 +175,11 @@ def show_container(req: ApiRequest, container_ident: str) -> webob.Response:
     if api_common.all_projects(req.query()):
         policy.authorize(ctx, "container:get_one_all_projects")
     container = _lookup(req, container_ident, "container:get_one")
-    data = _api().refreshed_view_row(ctx, container)
-    return json_reply(views.render_one(ctx, views.as_row(data), req.host_url))
+    unhealthy = node_health.read_unhealthy({container.host}) if container.host else {}
+    data = _api().refreshed_view_row(ctx, container, refresh=container.host not in unhealthy)
+    row = views.as_row(data)
+    view = views.render_one(ctx, row, req.host_url)
+    return json_reply(views.health_marker([row], unhealthy)(row, view))
 
 
 # --- create -----------------------------------------------------------------------------------

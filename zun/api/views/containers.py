@@ -20,6 +20,7 @@ from typing import Any
 from zun.api import common
 from zun.common import consts, policy
 from zun.common.context import RequestContext
+from zun.compute import node_health
 from zun.db.queries.containers import ROW_INDEX, ROW_KEYS
 
 VIEW_KEYS: tuple[str, ...] = (
@@ -117,3 +118,17 @@ def as_row(values: Mapping[str, Any]) -> tuple[Any, ...]:
 def render_one(context: RequestContext, row: Row, host_url: str) -> dict[str, Any]:
     """A single container, with links (show, create, update, rename, resize_container)."""
     return formatter(context, host_url)(row)
+
+
+def health_marker(rows: Sequence[Row], unhealthy: Mapping[str, str] | None = None,
+                  ) -> Callable[[Row, dict[str, Any]], dict[str, Any]]:
+    """Marks the views of rows whose host is down or engine-less ``Unknown`` (with why).
+
+    One query for the hosts of ``rows``, unless ``unhealthy`` is given already.
+    """
+    host_index, status_index = ROW_INDEX["host"], ROW_INDEX["status"]
+    if unhealthy is None:
+        hosts = {row[host_index] for row in rows if row[host_index]}
+        unhealthy = node_health.read_unhealthy(hosts) if hosts else {}
+    return node_health.overlay(lambda row: row[host_index], lambda row: row[status_index],
+                               unhealthy)

@@ -332,6 +332,19 @@ _RULES: list[tuple[str, str, list[tuple[str, str]], str]] = [
         [("GET", "/v1/hosts/{host_ident}")],
         "Guards GET /v1/hosts/{host_ident}.",
     ),
+    # Added by the rewrite (microversion 1.41).
+    (
+        "host:evacuate",
+        "rule:context_is_admin",
+        [("POST", "/v1/hosts/{host_ident}/evacuate")],
+        "Guards POST /v1/hosts/{host_ident}/evacuate (1.41).",
+    ),
+    (
+        "host:purge",
+        "rule:context_is_admin",
+        [("POST", "/v1/hosts/{host_ident}/purge")],
+        "Guards POST /v1/hosts/{host_ident}/purge (1.41).",
+    ),
     ("capsule:create", _ADMIN_OR_OWNER, [("POST", "/v1/capsules/")], "Guards POST /v1/capsules/."),
     (
         "capsule:delete",

@@ -51,12 +51,15 @@ def host_rows(session: Session, host: str,
         sa.select(*[getattr(C, name) for name in columns]).where(C.host == host)))
 
 
-def existing_uuids(session: Session, uuids: Iterable[str]) -> set[str]:
-    """Which of ``uuids`` have a container row (on any host)."""
+def existing_uuids(session: Session, uuids: Iterable[str], host: str | None = None) -> set[str]:
+    """Which of ``uuids`` have a container row (on ``host`` when given, else on any host)."""
     wanted = list(uuids)
     if not wanted:
         return set()
-    return set(session.scalars(sa.select(C.uuid).where(C.uuid.in_(wanted))))
+    stmt = sa.select(C.uuid).where(C.uuid.in_(wanted))
+    if host is not None:
+        stmt = stmt.where(C.host == host)
+    return set(session.scalars(stmt))
 
 
 def cas_update(session: Session, uuid: str, values: Mapping[str, Any], *,
@@ -83,6 +86,12 @@ def cas_update(session: Session, uuid: str, values: Mapping[str, Any], *,
     if host is not None:
         stmt = stmt.where(C.host == host)
     return session.execute(stmt.values(**values)).rowcount == 1
+
+
+def destroy_with_volume_records(session: Session, uuid: str) -> bool:
+    """The row, its volume mappings and the volume rows only it used (API-side deletes)."""
+    delete_volume_records(session, uuid)
+    return destroy_container(session, uuid)
 
 
 def destroy_container(session: Session, uuid: str) -> bool:

@@ -1,0 +1,44 @@
+"""Does the node's container engine answer? The heartbeat asks before every beat.
+
+A dedicated client with a short timeout and a fixed API version: the driver's client
+negotiates its version on creation (a request that would hang on a dead engine) and waits
+``[docker]/default_timeout`` (60 s), far too long for a heartbeat.
+"""
+
+from __future__ import annotations
+
+import docker
+import docker.errors
+import requests.exceptions
+
+from zun.common.utils import conf_value
+from zun.runtime.docker.client import DEFAULT_API_URL
+
+# /_ping is served under any API version; this one is old enough for every engine we run on.
+_PING_VERSION = "1.25"
+
+
+def probe(api_url: str | None = None, timeout: float | None = None) -> str | None:
+    """None when the engine answers its ping in time, else why not (one short sentence)."""
+    url = api_url or conf_value("docker", "api_url", None) or DEFAULT_API_URL
+    if timeout is None:
+        timeout = float(conf_value("compute", "engine_probe_timeout", 3.0))
+    try:
+        client = docker.APIClient(base_url=url, version=_PING_VERSION, timeout=timeout)
+    except docker.errors.DockerException as exc:
+        return f"the container engine at {url} cannot be reached: {exc}"
+    try:
+        client.ping()
+    except requests.exceptions.Timeout:
+        return f"the container engine at {url} did not answer within {timeout:g} s"
+    except (requests.exceptions.RequestException, docker.errors.DockerException,
+            OSError) as exc:
+        return f"the container engine at {url} does not answer: {_short(exc)}"
+    finally:
+        client.close()
+    return None
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= 160 else text[:157] + "..."
