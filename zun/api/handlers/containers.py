@@ -340,7 +340,7 @@ def create_v139(req: ApiRequest) -> webob.Response:
     return _create(req, "containers.container_create_v139")
 
 
-@route("POST", "/v1/containers", "1.40", "1.40")
+@route("POST", "/v1/containers", "1.40")  # and later: 1.41 changed no schema
 def create_v140(req: ApiRequest) -> webob.Response:
     return _create(req, "containers.container_create_v140")
 
