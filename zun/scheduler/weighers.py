@@ -7,7 +7,8 @@
                     capacity, ratios and reserves of the node). Among equal shares (plain
                     containers ask for nothing), the node with the fewest containers of the
                     request's project comes first (anti-affinity), then the node with the
-                    fewest containers, then the host name. Six plain creates on two empty
+                    fewest containers, then a random one (so that a burst of creates seen
+                    at once by several API workers spreads as well). Six plain creates on two empty
                     nodes therefore land three and three.
   binpack           most allocated share first, then the most containers: a node is filled
                     before the next is used (what Zun's "first host that fits" does).
@@ -17,6 +18,7 @@ Kubernetes' LeastAllocated/MostAllocated scores and Nomad's spread/binpack are t
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -49,10 +51,14 @@ Weigher = Callable[[list[NodeState], Request, Mapping[str, Load]], list[NodeStat
 
 def spread(nodes: list[NodeState], request: Request,
            loads: Mapping[str, Load]) -> list[NodeState]:
-    def key(node: NodeState) -> tuple[float, int, int, str]:
+    # Exact ties go to a random node, not the first by name: a burst of creates handled
+    # at once by several API workers (all seeing the same counts) then spreads too.
+    tie = {node.hostname: random.random() for node in nodes}
+
+    def key(node: NodeState) -> tuple[float, int, int, float]:
         load = loads.get(node.hostname, Load())
         return (round(allocated_share(node, request), 9), load.project, load.total,
-                node.hostname)
+                tie[node.hostname])
 
     return sorted(nodes, key=key)
 

@@ -140,7 +140,12 @@ def test_spread_ties_are_broken_by_project_then_by_count() -> None:
     assert _order(weighers.spread, [a, b], plain(project_id="p"), loads) == ["b", "a"]
     loads = {"a": weighers.Load(total=3, project=1), "b": weighers.Load(total=2, project=1)}
     assert _order(weighers.spread, [a, b], plain(project_id="p"), loads) == ["b", "a"]
-    assert _order(weighers.spread, [b, a], plain(), {}) == ["a", "b"]
+
+
+def test_spread_breaks_exact_ties_at_random() -> None:
+    a, b = node("a"), node("b")
+    firsts = {weighers.spread([a, b], plain(), {})[0].hostname for _ in range(200)}
+    assert firsts == {"a", "b"}
 
 
 def test_spread_alternates_plain_containers_between_equal_nodes() -> None:
