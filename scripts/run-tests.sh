@@ -228,10 +228,13 @@ missing=()
 if ! port_open 3306 && ! command -v mariadbd >/dev/null; then missing+=(mariadb-server); fi
 if ! port_open 5432 && ! command -v pg_ctlcluster >/dev/null; then missing+=(postgresql); fi
 if ! port_open 5672 && ! command -v rabbitmq-server >/dev/null; then missing+=(rabbitmq-server); fi
-# The multi-node tests drive RabbitMQ vhosts and network namespaces.
+# Tools the tests call: rabbitmqctl (RabbitMQ vhosts), ip (network namespaces), socat (an
+# engine relay cut to simulate a lost engine), ps/pidof (process checks).
 command -v rabbitmqctl >/dev/null || [[ " ${missing[*]} " == *" rabbitmq-server "* ]] \
     || missing+=(rabbitmq-server)
 command -v ip >/dev/null || missing+=(iproute2)
+command -v socat >/dev/null || missing+=(socat)
+command -v ps >/dev/null || missing+=(procps)
 if [[ ${#missing[@]} -gt 0 ]]; then
     apt_install "${missing[@]}"
 else
