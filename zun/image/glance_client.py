@@ -46,6 +46,8 @@ class GlanceImage:
     hash_value: str | None
     status: str
     tags: list[str] = field(default_factory=list)
+    # Glance's own view of the image, as image search returns it.
+    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_api(cls, body: dict[str, Any]) -> GlanceImage:
@@ -54,7 +56,7 @@ class GlanceImage:
             container_format=body.get("container_format"), disk_format=body.get("disk_format"),
             size=body.get("size"), checksum=body.get("checksum"),
             hash_algo=body.get("os_hash_algo"), hash_value=body.get("os_hash_value"),
-            status=body.get("status", ""), tags=list(body.get("tags") or []),
+            status=body.get("status", ""), tags=list(body.get("tags") or []), raw=dict(body),
         )
 
     @property
@@ -70,6 +72,13 @@ def _is_uuid(value: str) -> bool:
     return True
 
 
+def for_request(context: Any, conf: Any = None) -> GlanceClient:
+    """The client zun-api uses for a request: the user's token, zun.conf's [glance_client]."""
+    if conf is None:
+        from zun.conf import CONF as conf
+    return GlanceClient(user_session(conf, context), conf)
+
+
 def _auth_url(conf: Any) -> str:
     # auth_url is an option of the auth plugin, which keystoneauth registers only when it loads
     # the plugin; registering the same definitions first is harmless.
@@ -83,16 +92,17 @@ def _auth_url(conf: Any) -> str:
         except cfg.NoSuchOptError:
             url = None
     if not url:
-        raise exception.ZunException(
-            "No Keystone address: set [keystone_auth]/auth_url to use Glance.")
+        raise exception.GlanceUnavailable(
+            reason="no Keystone address to find Glance: set [keystone_auth]/auth_url")
     return url
 
 
 def user_session(conf: Any, context: Any) -> ks_session.Session:
     """A session acting as the request's user, with their token, in their project."""
     if not getattr(context, "auth_token", None):
-        raise exception.AuthorizationFailure(
-            client="glance", message="The request carries no user token.")
+        raise exception.Invalid(
+            message="image_driver glance needs the user's Keystone token: the request carries "
+                    "none ([api]/auth_strategy = keystone, or an X-Auth-Token header).")
     auth = v3.Token(auth_url=_auth_url(conf), token=context.auth_token,
                     project_id=context.project_id)
     return ks_loading.load_session_from_conf_options(conf, "keystone_auth", auth=auth)

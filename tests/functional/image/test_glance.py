@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import socket
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -14,9 +13,8 @@ from typing import Any
 import docker.errors
 import openstack_env
 import pytest
-from oslo_config import cfg
+from functional.image.glance_support import make_conf, upload, user_client
 
-import zun.conf
 from zun.common import exception
 from zun.image import glance_client, glance_driver
 from zun.image.glance_client import GlanceClient
@@ -24,87 +22,10 @@ from zun.image.glance_client import GlanceClient
 pytestmark = pytest.mark.openstack
 
 
-@pytest.fixture(scope="module")
-def accounts(openstack_cloud: openstack_env.OpenStackCloud) -> Iterator[Any]:
-    """Two ordinary users, each in a project of its own."""
-    made = [openstack_env.make_account(openstack_cloud, "zun-test-glance") for _ in range(2)]
-    yield SimpleNamespace(a=made[0], b=made[1])
-    for account in made:
-        openstack_env.delete_account(openstack_cloud, account)
-
-
-def _conf(cloud: openstack_env.OpenStackCloud, tmp: Path, **service: str) -> cfg.ConfigOpts:
-    text = f"[keystone_auth]\nauth_url = {cloud.auth_url}\n"
-    if service:
-        text += "".join(f"{k} = {v}\n" for k, v in service.items())
-    text += "[glance_client]\nregion_name = RegionOne\n"
-    path = tmp / "zun.conf"
-    path.write_text(text)
-    conf = cfg.ConfigOpts()
-    zun.conf.register_opts(conf)
-    conf(["--config-file", str(path)], project="zun", default_config_files=[])
-    return conf
-
-
-def _user_client(cloud: openstack_env.OpenStackCloud, account: openstack_env.Account,
-                 tmp: Path) -> GlanceClient:
-    """A client as zun-api builds it from a request: the user's token and project only."""
-    token = cloud.session(account.username, account.password, account.project_name).get_token()
-    ctx = SimpleNamespace(auth_token=token, project_id=account.project_id)
-    conf = _conf(cloud, tmp)
-    return GlanceClient(glance_client.user_session(conf, ctx), conf)
-
-
-@pytest.fixture(scope="module")
-def saved_busybox(docker_client: Any, busybox_image: str) -> Iterator[tuple[str, bytes]]:
-    """(unique repository:tag, `docker save` archive of it); the tag is removed locally."""
-    ref = f"zun-test-glance-{uuid.uuid4().hex[:8]}:v1"
-    docker_client.api.tag(busybox_image, *ref.split(":"))
-    try:
-        archive = b"".join(docker_client.api.get_image(ref))
-    finally:
-        docker_client.api.remove_image(ref)
-    yield ref, archive
-    try:
-        docker_client.api.remove_image(ref)
-    except docker.errors.NotFound:
-        pass
-
-
-def _upload(cloud: openstack_env.OpenStackCloud, account: openstack_env.Account, data: bytes,
-            container_format: str = "docker", name: str = "") -> dict[str, Any]:
-    sess = cloud.session(account.username, account.password, account.project_name)
-    url = sess.get_endpoint(service_type="image", interface="public").rstrip("/")
-    image = sess.post(f"{url}/v2/images", json={
-        "name": name or f"zun-test-{uuid.uuid4().hex[:8]}",
-        "container_format": container_format, "disk_format": "raw",
-        "visibility": "private"}).json()
-    sess.put(f"{url}/v2/images/{image['id']}/file", data=data,
-             headers={"Content-Type": "application/octet-stream"})
-    return image
-
-
-@pytest.fixture(scope="module")
-def images(openstack_cloud: openstack_env.OpenStackCloud, accounts: Any,
-           saved_busybox: tuple[str, bytes]) -> Iterator[Any]:
-    _, archive = saved_busybox
-    made = SimpleNamespace(
-        docker=_upload(openstack_cloud, accounts.a, archive),
-        bare=_upload(openstack_cloud, accounts.a, b"not a container image", "bare"),
-        not_an_archive=_upload(openstack_cloud, accounts.a, b"plain bytes, no tar"),
-        other_project=_upload(openstack_cloud, accounts.b, archive),
-    )
-    yield made
-    sess = openstack_cloud.session()
-    url = sess.get_endpoint(service_type="image", interface="public").rstrip("/")
-    for image in vars(made).values():
-        sess.delete(f"{url}/v2/images/{image['id']}", raise_exc=False)
-
-
 def test_find_by_name_and_by_id_with_the_users_token(
     openstack_cloud: openstack_env.OpenStackCloud, accounts: Any, images: Any, tmp_path: Path,
 ) -> None:
-    client = _user_client(openstack_cloud, accounts.a, tmp_path)
+    client = user_client(openstack_cloud, accounts.a, tmp_path)
     by_name = client.find(images.docker["name"])
     by_id = client.find(images.docker["id"])
     assert by_name == by_id
@@ -116,7 +37,7 @@ def test_pull_downloads_and_loads_into_docker(
     saved_busybox: tuple[str, bytes], docker_client: Any, tmp_path: Path,
 ) -> None:
     ref, archive = saved_busybox
-    client = _user_client(openstack_cloud, accounts.a, tmp_path)
+    client = user_client(openstack_cloud, accounts.a, tmp_path)
     with pytest.raises(docker.errors.ImageNotFound):
         docker_client.images.get(ref)
     directory = str(tmp_path / "images")
@@ -139,20 +60,20 @@ def test_pull_downloads_and_loads_into_docker(
 def test_private_image_of_another_project_is_not_found(
     openstack_cloud: openstack_env.OpenStackCloud, accounts: Any, images: Any, tmp_path: Path,
 ) -> None:
-    client = _user_client(openstack_cloud, accounts.a, tmp_path)
+    client = user_client(openstack_cloud, accounts.a, tmp_path)
     for ident in (images.other_project["name"], images.other_project["id"]):
         with pytest.raises(exception.ImageNotFound):
             client.find(ident)
     assert images.other_project["id"] not in {i.id for i in client.search("zun-test-")}
     # Its owner finds it.
-    owner = _user_client(openstack_cloud, accounts.b, tmp_path)
+    owner = user_client(openstack_cloud, accounts.b, tmp_path)
     assert owner.find(images.other_project["id"]).id == images.other_project["id"]
 
 
 def test_search_covers_docker_images_only(
     openstack_cloud: openstack_env.OpenStackCloud, accounts: Any, images: Any, tmp_path: Path,
 ) -> None:
-    client = _user_client(openstack_cloud, accounts.a, tmp_path)
+    client = user_client(openstack_cloud, accounts.a, tmp_path)
     found = {i.id for i in client.search("zun-test-")}
     assert images.docker["id"] in found
     assert images.bare["id"] not in found
@@ -164,7 +85,7 @@ def test_non_docker_image_is_a_clear_400(
     openstack_cloud: openstack_env.OpenStackCloud, accounts: Any, images: Any,
     docker_client: Any, tmp_path: Path,
 ) -> None:
-    client = _user_client(openstack_cloud, accounts.a, tmp_path)
+    client = user_client(openstack_cloud, accounts.a, tmp_path)
     for ident in (images.bare["name"], images.bare["id"]):
         with pytest.raises(exception.ImageFormatNotSupported) as err:
             client.find(ident)
@@ -181,7 +102,7 @@ def test_non_docker_image_is_a_clear_400(
 def test_unknown_image_is_not_found(
     openstack_cloud: openstack_env.OpenStackCloud, accounts: Any, images: Any, tmp_path: Path,
 ) -> None:
-    client = _user_client(openstack_cloud, accounts.a, tmp_path)
+    client = user_client(openstack_cloud, accounts.a, tmp_path)
     for ident in (f"zun-test-missing-{uuid.uuid4().hex[:8]}", str(uuid.uuid4())):
         with pytest.raises(exception.ImageNotFound):
             client.find(ident)
@@ -191,9 +112,9 @@ def test_same_name_twice_is_a_conflict(
     openstack_cloud: openstack_env.OpenStackCloud, accounts: Any, images: Any,
     saved_busybox: tuple[str, bytes], tmp_path: Path,
 ) -> None:
-    twin = _upload(openstack_cloud, accounts.a, saved_busybox[1], name=images.docker["name"])
+    twin = upload(openstack_cloud, accounts.a, saved_busybox[1], name=images.docker["name"])
     try:
-        client = _user_client(openstack_cloud, accounts.a, tmp_path)
+        client = user_client(openstack_cloud, accounts.a, tmp_path)
         with pytest.raises(exception.Conflict):
             client.find(images.docker["name"])
         assert client.find(twin["id"]).id == twin["id"]
@@ -215,7 +136,7 @@ def test_glance_unreachable_is_503(
     token = openstack_cloud.session(
         accounts.a.username, accounts.a.password, accounts.a.project_name).get_token()
     ctx = SimpleNamespace(auth_token=token, project_id=accounts.a.project_id)
-    conf = _conf(openstack_cloud, tmp_path)
+    conf = make_conf(openstack_cloud, tmp_path)
     session = glance_client.user_session(conf, ctx)
     client = GlanceClient(session, conf, endpoint=f"http://127.0.0.1:{_closed_port()}")
     with pytest.raises(exception.GlanceUnavailable) as err:
@@ -227,7 +148,7 @@ def test_service_credentials_see_the_image(
     openstack_cloud: openstack_env.OpenStackCloud, images: Any, tmp_path: Path,
 ) -> None:
     # zun-compute's own credentials ([keystone_auth], user zun with the admin role).
-    conf = _conf(openstack_cloud, tmp_path, auth_type="password", username="zun",
+    conf = make_conf(openstack_cloud, tmp_path, auth_type="password", username="zun",
                  password=openstack_cloud.env["ZUN_OS_SERVICE_PASSWORD"],
                  project_name="service", user_domain_name="Default",
                  project_domain_name="Default")

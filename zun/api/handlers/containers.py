@@ -42,6 +42,7 @@ from zun.compute import api as compute_api
 from zun.compute import node_health
 from zun.db import engine, models
 from zun.db.queries import containers as container_q
+from zun.image import glance_client
 from zun.network import access as network_access
 from zun.network import addresses as net_addresses
 
@@ -263,6 +264,10 @@ def _create(req: ApiRequest, schema: str) -> webob.Response:
         tty = _bool(body, "tty", False)
     image_driver = _opt(body.get("image_driver")) or zun_utils.conf_value(
         None, "default_image_driver", consts.IMAGE_DRIVER_DOCKER)
+    if image_driver == consts.IMAGE_DRIVER_GLANCE:
+        # Looked up now, with the user's token (tokens never reach the nodes): a missing,
+        # foreign, ambiguous or non-Docker image is refused before anything is claimed.
+        glance_client.for_request(ctx).find(body["image"])
     memory = body.get("memory")
     cpu = body.get("cpu")
     disk = body.get("disk")

@@ -7,7 +7,8 @@ a call to an up compute host. Images are listed for the caller's project only, a
 Deliberate differences from Zun (rest-api.md §19 #7, #8):
 * an ident that is not a UUID gives the same 400 ``image-not-found`` as an unknown UUID (Zun
   crashed with a 500);
-* an invalid image reference in a pull is a 400 with the same code string (Zun: 500).
+* an invalid image reference in a pull is a 400 with the same code string (Zun: 500);
+* a search with ``image_driver=glance`` runs in the API with the user's token, not on a node.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from zun.api.request import ApiRequest
 from zun.api.response import accepted_with_location, json_reply
 from zun.api.routing import route
 from zun.api.views.images import image_view
-from zun.common import exception, policy
+from zun.common import consts, exception, policy
 from zun.common import utils as zun_utils
 from zun.compute import rpcapi_images_networks as image_network_rpc
 from zun.db import engine, models
 from zun.db.queries import compute_nodes_read
 from zun.db.queries import images as queries
+from zun.image import glance_client
 
 COLLECTION = "images"
 ITEM = "/v1/images/{image_id}"
@@ -104,6 +106,14 @@ def search_image(req: ApiRequest, image: str) -> webob.Response:
     ctx = req.context
     policy.authorize(ctx, "image:search")
     exact = common.parse_bool(params.get("exact_match", False), "exact_match")
+    driver = params.get("image_driver")
+    if driver in (None, "None"):
+        driver = zun_utils.conf_value(None, "default_image_driver", consts.IMAGE_DRIVER_DOCKER)
+    if driver == consts.IMAGE_DRIVER_GLANCE:
+        # Searched here with the user's token (Glance applies its visibility rules); tokens
+        # never travel to the nodes. The hits are Glance's image documents, as in Zun.
+        found = glance_client.for_request(ctx).search(image, exact=exact)
+        return json_reply([hit.raw for hit in found])
     host = image_network_rpc.pick_host("image_search")
     api = image_network_rpc.get_rpcapi()
     return json_reply(api.image_search(ctx, host, image, params.get("image_driver"), exact))

@@ -1,0 +1,104 @@
+"""The API with ``image_driver = glance``: image search and the container create's lookup, with
+the user's token against the real Glance and Keystone (``-m openstack``).
+
+The API app runs with noauth here and gets the user's real Keystone token in X-Auth-Token, as
+keystonemiddleware hands it on in the keystone mode."""
+
+from __future__ import annotations
+
+import socket
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import openstack_env
+import pytest
+from keystoneauth1 import loading as ks_loading
+from unit.api.apptesting import ApiClient
+
+from zun.conf import CONF
+
+pytestmark = pytest.mark.openstack
+
+
+@pytest.fixture
+def glance_conf(openstack_cloud: openstack_env.OpenStackCloud) -> Iterator[None]:
+    CONF.register_opts(ks_loading.get_auth_plugin_conf_options("password"),
+                       group="keystone_auth")
+    CONF.set_override("auth_url", openstack_cloud.auth_url, group="keystone_auth")
+    yield
+    CONF.clear_override("auth_url", group="keystone_auth")
+
+
+def _as(api: ApiClient, cloud: openstack_env.OpenStackCloud,
+        account: openstack_env.Account) -> tuple[ApiClient, dict[str, str]]:
+    token = cloud.session(account.username, account.password, account.project_name).get_token()
+    return (api.as_member(account.project_id, user=account.user_id),
+            {"X-Auth-Token": token})
+
+
+def test_search_with_glance_driver(api: ApiClient, glance_conf: None, accounts: Any,
+                                   images: Any,
+                                   openstack_cloud: openstack_env.OpenStackCloud) -> None:
+    member, headers = _as(api, openstack_cloud, accounts.a)
+    r = member.get("/v1/images/zun-test-/search?image_driver=glance", headers=headers)
+    assert r.status == 200, r
+    ids = {hit["id"] for hit in r.json}
+    assert images.docker["id"] in ids
+    # Not a Docker image, or another project's private image: not in the results.
+    assert images.bare["id"] not in ids and images.other_project["id"] not in ids
+    hit = next(h for h in r.json if h["id"] == images.docker["id"])
+    assert hit["container_format"] == "docker" and hit["name"] == images.docker["name"]
+    r = member.get(f"/v1/images/{images.docker['name']}/search?image_driver=glance"
+                   "&exact_match=true", headers=headers)
+    assert [h["id"] for h in r.json] == [images.docker["id"]]
+
+
+def test_search_without_a_token_is_a_clear_400(api: ApiClient, glance_conf: None) -> None:
+    r = api.as_member("project-a").get("/v1/images/busybox/search?image_driver=glance")
+    assert r.status == 400 and "Keystone token" in r.error["detail"], r
+
+
+def _create(member: ApiClient, headers: dict[str, str], image: str) -> Any:
+    return member.at("1.40").post("/v1/containers", headers=headers, json={
+        "image": image, "image_driver": "glance", "name": f"zun-test-{uuid.uuid4().hex[:8]}"})
+
+
+def test_create_refuses_bad_glance_images_before_anything_is_made(
+    api: ApiClient, glance_conf: None, accounts: Any, images: Any,
+    openstack_cloud: openstack_env.OpenStackCloud,
+) -> None:
+    member, headers = _as(api, openstack_cloud, accounts.a)
+    cases = [
+        (images.other_project["id"], 400, "container.image-not-found"),
+        (images.other_project["name"], 400, "container.image-not-found"),
+        (f"zun-test-missing-{uuid.uuid4().hex[:8]}", 400, "container.image-not-found"),
+        (images.bare["name"], 400, "container.image-format-not-supported"),
+    ]
+    for image, status, code in cases:
+        r = _create(member, headers, image)
+        assert (r.status, r.error["code"]) == (status, code), (image, r)
+    assert member.get("/v1/containers").json["containers"] == []
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_glance_unreachable_is_503(api: ApiClient, glance_conf: None, accounts: Any,
+                                   openstack_cloud: openstack_env.OpenStackCloud) -> None:
+    member, headers = _as(api, openstack_cloud, accounts.a)
+    # A region with no image endpoint in the catalog, then Keystone itself unreachable.
+    CONF.set_override("region_name", "NoSuchRegion", group="glance_client")
+    try:
+        r = _create(member, headers, "busybox")
+        assert r.status == 503 and r.error["code"] == "container.glance-unavailable", r
+    finally:
+        CONF.clear_override("region_name", group="glance_client")
+    CONF.set_override("auth_url", f"http://127.0.0.1:{_closed_port()}/v3",
+                      group="keystone_auth")
+    r = member.get("/v1/images/busybox/search?image_driver=glance", headers=headers)
+    assert r.status == 503 and r.error["code"] == "container.glance-unavailable", r
+    assert "Glance" in r.error["detail"]
