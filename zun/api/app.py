@@ -17,7 +17,7 @@ from typing import Any
 
 import webob
 
-from zun.api import auth, errors, microversion, routing
+from zun.api import auth, errors, microversion, middleware, routing
 from zun.api.errors import HTTPError
 from zun.api.request import ApiRequest
 from zun.common import log as zun_log
@@ -104,7 +104,8 @@ class ZunApp:
             if exc.unsupported:
                 extra = {"min_version": str(microversion.MIN_VERSION),
                          "max_version": str(microversion.MAX_VERSION)}
-            resp = self.http_error(req, HTTPError(406, exc.detail, extra=extra))
+            resp = self.http_error(req, HTTPError(406, exc.detail, extra=extra,
+                                                  title=exc.detail))
             version_headers = [
                 (microversion.MIN_HEADER, f"container {microversion.MIN_VERSION}"),
                 (microversion.MAX_HEADER, f"container {microversion.MAX_VERSION}")]
@@ -125,24 +126,50 @@ class ZunApp:
         entry, params = found
         candidates = entry.by_method.get(req.method)
         if not candidates:
-            if entry.is_custom_action:
-                raise HTTPError(404, f"The resource could not be found: {req.path_info}")
-            allow = ", ".join(sorted(entry.by_method))
-            raise HTTPError(405, f"The method {req.method} is not allowed for this resource.",
-                            headers=[("Allow", allow)])
+            return self.unserved_method(req, entry, params)
+        # After routing (404/405 first) and before the handler, as the original negotiated.
+        req.require_json_acceptable()
         for candidate in candidates:
             if not candidate.versioned or candidate.accepts(req.version):
-                result = candidate.handler(req, **params)
-                if not isinstance(result, webob.Response):
-                    raise TypeError(f"{candidate.handler.__qualname__} returned "
-                                    f"{type(result).__name__}, not a response")
-                return result
-        raise HTTPError(406, f"Version {req.version} was requested but the requested API is "
-                             "not supported for this version.")
+                return self.call(candidate.handler, req, params)
+        detail = (f"Version {req.version} was requested but the requested API is not "
+                  "supported for this version.")
+        low = min(c.min_version for c in candidates)
+        high = max(c.max_version for c in candidates)
+        raise HTTPError(406, detail, title=f"{detail} It is served from version {low} to {high}.")
+
+    def unserved_method(self, req: ApiRequest, entry: routing.PathEntry,
+                        params: dict[str, str]) -> webob.Response:
+        """A method the path has no handler for: a misroute's answer, OPTIONS, 404 or 405."""
+        misroute = entry.misroutes.get(req.method)
+        if misroute is not None:
+            req.require_json_acceptable()
+            return self.call(misroute, req, params)
+        allow = ", ".join(sorted(entry.by_method))
+        if req.method == "OPTIONS":
+            # What the path serves; browsers' CORS preflights get their headers from the
+            # CORS middleware around the application.
+            resp = webob.Response(status=200, charset=None)
+            resp.content_type = None
+            resp.headers["Allow"] = ", ".join(sorted([*entry.by_method, "OPTIONS"]))
+            return resp
+        if entry.is_custom_action:
+            raise HTTPError(404, f"The resource could not be found: {req.path_info}")
+        raise HTTPError(405, f"The method {req.method} is not allowed for this resource.",
+                        headers=[("Allow", allow)])
+
+    @staticmethod
+    def call(handler: routing.Handler, req: ApiRequest,
+             params: dict[str, str]) -> webob.Response:
+        result = handler(req, **params)
+        if not isinstance(result, webob.Response):
+            raise TypeError(f"{handler.__qualname__} returned "
+                            f"{type(result).__name__}, not a response")
+        return result
 
     @staticmethod
     def http_error(req: ApiRequest, exc: HTTPError) -> webob.Response:
-        body = errors.plain_error(req.request_id, exc.status, exc.detail, exc.extra)
+        body = errors.plain_error(req.request_id, exc.status, exc.detail, exc.extra, exc.title)
         resp = webob.Response(status=exc.status, content_type="application/json",
                               charset=None, body=body)
         for name, value in exc.headers:
@@ -150,6 +177,7 @@ class ZunApp:
         return resp
 
 
-def build_app(auth_strategy: str | None = None) -> Callable[..., Iterable[bytes]]:
-    """The full WSGI pipeline: authentication around the Zun application."""
-    return auth.wrap(ZunApp(), auth_strategy)
+def build_app(auth_strategy: str | None = None,
+              zun_app: ZunApp | None = None) -> Callable[..., Iterable[bytes]]:
+    """The full WSGI pipeline: CORS and the health check, then authentication, then Zun."""
+    return middleware.wrap(auth.wrap(zun_app or ZunApp(), auth_strategy))

@@ -76,11 +76,15 @@ def to_error(exc: BaseException, request_id: str) -> tuple[int, bytes]:
 
 
 def plain_error(request_id: str, status: int, detail: str = "",
-                extra: dict[str, Any] | None = None) -> bytes:
-    """An error the service raises itself (routing, version, content type)."""
+                extra: dict[str, Any] | None = None, title: str | None = None) -> bytes:
+    """An error the service raises itself (routing, version, content type).
+
+    The title is the status phrase unless one is given: python-zunclient shows only the
+    title, so an error whose phrase says too little (406) carries its reason there too.
+    """
     body: dict[str, Any] = {
         "request_id": request_id, "code": "container.", "status": status,
-        "title": reason(status), "detail": detail, "links": []}
+        "title": title or reason(status), "detail": detail, "links": []}
     if extra:
         body.update(extra)
     return json.dumps({"errors": [body]}).encode()
@@ -90,10 +94,12 @@ class HTTPError(Exception):
     """An error decided by the API layer itself (404 route, 405, 406, 415, bad body)."""
 
     def __init__(self, status: int, detail: str = "", headers: list[tuple[str, str]] | None = None,
-                 extra: dict[str, Any] | None = None, version_headers: bool = True) -> None:
+                 extra: dict[str, Any] | None = None, version_headers: bool = True,
+                 title: str | None = None) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
+        self.title = title
         self.headers = headers or []
         self.extra = extra
         self.version_headers = version_headers

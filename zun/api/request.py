@@ -51,6 +51,19 @@ class ApiRequest(webob.Request):
                 merged.update(body)
         return merged
 
+    def require_json_acceptable(self) -> None:
+        """406 unless the Accept header allows JSON, the only type served.
+
+        No header, ``*/*``, ``application/*`` and ``application/json`` (with any others) allow
+        it, as does an unparsable header; a ``.json`` suffix on the path picks JSON whatever
+        Accept says. The original's framework negotiated the same way.
+        """
+        if self.path_info.endswith(".json") or self.accept.acceptable_offers([JSON_TYPE]):
+            return
+        message = (f"The service answers only {JSON_TYPE}, which the Accept header "
+                   f"({self.headers.get('Accept', '')}) does not allow.")
+        raise HTTPError(406, message, title=message)
+
     def require_json(self) -> None:
         """415 unless the body is declared as JSON (the five create routes)."""
         if self.content_type != JSON_TYPE:

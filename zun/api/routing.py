@@ -3,6 +3,10 @@
 Handlers register with :func:`route`; :class:`Router` matches a normalised path to the
 handlers of that path (one per method and version window). Keeping the window on the
 decorator makes each handler's versions visible in one place, and lets a test count them.
+
+:func:`misroute` registers what answers a method a path does not serve, where the original
+answered something other than 405 (``POST /v1/containers/<uuid>`` is a 400 there). Those
+answer no resource, so they stay out of the route table.
 """
 
 from __future__ import annotations
@@ -53,11 +57,29 @@ def registered_routes() -> list[Route]:
     return list(_REGISTRY)
 
 
+_MISROUTES: list[Route] = []
+
+
+def misroute(method: str, path: str) -> Callable[[Handler], Handler]:
+    """Register the decorated function as the answer to ``method path``, which has no route."""
+    def register(handler: Handler) -> Handler:
+        _MISROUTES.append(Route(method.upper(), path, handler, MIN_VERSION, MAX_VERSION,
+                                versioned=False))
+        return handler
+
+    return register
+
+
+def registered_misroutes() -> list[Route]:
+    return list(_MISROUTES)
+
+
 @dataclass
 class PathEntry:
     template: str
     pattern: re.Pattern[str]
     by_method: dict[str, list[Route]] = field(default_factory=dict)
+    misroutes: dict[str, Handler] = field(default_factory=dict)
 
     @property
     def is_custom_action(self) -> bool:
@@ -92,13 +114,19 @@ def normalise_path(path: str) -> str:
 
 
 class Router:
-    def __init__(self, routes: list[Route]) -> None:
+    def __init__(self, routes: list[Route], misroutes: list[Route] | None = None) -> None:
         entries: dict[str, PathEntry] = {}
-        for r in routes:
+
+        def entry_of(r: Route) -> PathEntry:
             entry = entries.get(r.path)
             if entry is None:
                 entry = entries[r.path] = PathEntry(r.path, _compile(r.path, r.greedy))
-            entry.by_method.setdefault(r.method, []).append(r)
+            return entry
+
+        for r in routes:
+            entry_of(r).by_method.setdefault(r.method, []).append(r)
+        for r in registered_misroutes() if misroutes is None else misroutes:
+            entry_of(r).misroutes[r.method] = r.handler
         # Literal paths first, so /v1/services/enable never matches a {param} sibling.
         self._entries = sorted(entries.values(), key=lambda e: e.template.count("{"))
         self._literal = {e.template: e for e in self._entries if "{" not in e.template}

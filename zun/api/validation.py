@@ -2,7 +2,9 @@
 
 The schemas are the original service's (Draft 4, in ``zun/api/schemas/request_schemas.json``);
 bounds that come from configuration (cpu, memory, disk, image drivers) are filled in from the
-live configuration when the schemas are first loaded. As in the original, ``minimum`` and
+live configuration when the schemas are first loaded, in the schemas that size one container
+(containers and capsules) only: a quota's cpu/memory/disk is a project's total, bounded by -1
+(unlimited) below and nothing above. As in the original, ``minimum`` and
 ``maximum`` also apply to numbers given as strings.
 """
 
@@ -53,6 +55,10 @@ _Validator = validators.extend(
     jsonschema.Draft4Validator, {"minimum": _minimum, "maximum": _maximum})
 
 
+#: Schemas whose cpu/memory/disk size one container: the per-container bounds apply there.
+_SIZED_SCHEMAS = ("containers.", "capsules.", "parameter_types.capsule_template")
+
+
 def _apply_config(schemas: dict[str, dict]) -> None:
     from zun.conf import CONF
 
@@ -63,24 +69,25 @@ def _apply_config(schemas: dict[str, dict]) -> None:
     }
     drivers = [*CONF.image_driver_list, None, "None"]
 
-    def walk(node: Any) -> None:
+    def walk(node: Any, sized: bool) -> None:
         if isinstance(node, dict):
             props = node.get("properties")
             if isinstance(props, dict):
                 for name, (low, high) in bounds.items():
                     spec = props.get(name)
-                    if isinstance(spec, dict) and "minimum" in spec:
+                    if sized and isinstance(spec, dict) and "minimum" in spec:
                         spec["minimum"], spec["maximum"] = low, high
                 spec = props.get("image_driver")
                 if isinstance(spec, dict) and "enum" in spec:
                     spec["enum"] = drivers
             for value in node.values():
-                walk(value)
+                walk(value, sized)
         elif isinstance(node, list):
             for value in node:
-                walk(value)
+                walk(value, sized)
 
-    walk(schemas)
+    for name, node in schemas.items():
+        walk(node, name.startswith(_SIZED_SCHEMAS))
 
 
 @functools.cache

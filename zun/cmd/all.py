@@ -3,6 +3,10 @@
 SQLite under a state directory, an in-process message transport, no Keystone (identity from
 headers, or a default admin), the local Docker engine. Needs no configuration file; a
 ``--config-file`` still works and wins over these defaults.
+
+The state directory (database, volumes, and the lock that keeps one zun-all per directory) is
+``--state-dir`` when given, else the configuration's ``[DEFAULT]/state_path`` (default
+``/var/lib/zun``): two instances with their own configuration files run side by side.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ DEFAULT_STATE_DIR = "/var/lib/zun"
 def _parse_own_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser = argparse.ArgumentParser(prog="zun-all", add_help=False)
     parser.add_argument("--state-dir", default=None,
-                        help=f"where the database and volumes live (default {DEFAULT_STATE_DIR})")
+                        help="where the database, volumes and lock live (default: "
+                             f"[DEFAULT]/state_path, itself {DEFAULT_STATE_DIR} by default)")
     parser.add_argument("--port", type=int, default=None, help="API port (default 9517)")
     parser.add_argument("--bind", default=None,
                         help="API and console proxy address (default 127.0.0.1)")
@@ -38,15 +43,14 @@ def _parse_own_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     return own, rest
 
 
-def apply_embedded_defaults(state_dir: Path) -> None:
+def apply_embedded_defaults() -> None:
+    """Defaults of the embedded mode, set before the configuration files are read."""
     # oslo.messaging registers transport_url lazily; register it now to give it a default.
     from oslo_messaging import opts as messaging_opts
 
     for group, opts in messaging_opts.list_opts():
         if group in (None, "DEFAULT"):
             CONF.register_opts(opts)
-    CONF.set_default("state_path", str(state_dir))
-    CONF.set_default("connection", f"sqlite:///{state_dir / 'zun.sqlite'}", group="database")
     CONF.set_default("transport_url", "fake://")
     CONF.set_default("auth_strategy", "noauth", group="api")
     CONF.set_default("host_ip", "127.0.0.1", group="api")
@@ -56,12 +60,22 @@ def apply_embedded_defaults(state_dir: Path) -> None:
     CONF.set_default("sandbox_image_pull_policy", "never")
 
 
+def resolve_state_dir(requested: str | None) -> Path:
+    """``--state-dir`` wins over ``[DEFAULT]/state_path``; the database defaults to a SQLite
+    file there (a file's ``[database]/connection`` still wins). After parsing the config."""
+    if requested:
+        CONF.set_override("state_path", str(Path(requested).resolve()))
+    state_dir = Path(CONF.state_path).resolve()
+    CONF.set_default("connection", f"sqlite:///{state_dir / 'zun.sqlite'}", group="database")
+    return state_dir
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv if argv is None else argv)
     own, rest = _parse_own_args(argv[1:])
-    state_dir = Path(own.state_dir or DEFAULT_STATE_DIR).resolve()
-    apply_embedded_defaults(state_dir)
+    apply_embedded_defaults()
     common.prepare(["zun-all", *rest], default_config_files=[])
+    state_dir = resolve_state_dir(own.state_dir)
     if own.port is not None:
         CONF.set_override("port", own.port, group="api")
     if own.bind is not None:

@@ -40,12 +40,26 @@ def _check_auth_key() -> tuple[int, str]:
 CHECKS = (("Database schema", _check_database), ("Registry password key", _check_auth_key))
 
 
+SUBCOMMAND = ["upgrade", "check"]
+USAGE = "usage: zun-status [--config-file FILE ...] upgrade check [--config-file FILE ...]"
+
+
+def split_subcommand(args: list[str]) -> list[str] | None:
+    """The options around ``upgrade check`` (before it, as oslo.upgradecheck takes them, or
+    after it), or None when the subcommand is missing."""
+    for i in range(len(args) - 1):
+        if args[i:i + 2] == SUBCOMMAND:
+            return args[:i] + args[i + 2:]
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv if argv is None else argv)
-    if argv[1:3] != ["upgrade", "check"]:
-        print("usage: zun-status upgrade check [--config-file FILE]", file=sys.stderr)
+    options = split_subcommand(argv[1:])
+    if options is None:
+        print(USAGE, file=sys.stderr)
         return FAILURE
-    common.prepare([argv[0], *argv[3:]])
+    common.prepare([argv[0], *options])
     worst = SUCCESS
     names = {SUCCESS: "Success", WARNING: "Warning", FAILURE: "Failure"}
     for title, check in CHECKS:

@@ -7,7 +7,8 @@ Before any message, the target host's zun-compute service must be up (heartbeat 
 ``service_down_time``): a known-dead host is answered at once with :class:`ContainerHostDown`
 (409, message naming the container and host), where Zun answered an obfuscated 500 for calls
 and silently lost casts. ``container_create`` skips the check (the scheduler just picked an up
-host). A host that is up on paper but does not answer in time gives ``HostUnreachable`` (503)
+host). A container with no host (never scheduled) is :class:`ContainerHasNoHost` (409).
+A host that is up on paper but does not answer in time gives ``HostUnreachable`` (503)
 from :mod:`zun.compute.rpcapi_base`.
 """
 
@@ -40,6 +41,14 @@ class ContainerHostDown(exception.ContainerHostNotUp):
     code = 409
 
 
+class ContainerHasNoHost(exception.Conflict):
+    """The container was never placed on a node (scheduling failed): nothing can act on it."""
+
+    message = ("Container %(container)s has no host: it was never placed on a node (its "
+               "status_reason says why). Delete it and create it again.")
+    code = 409
+
+
 def host_is_up(host: str) -> bool:
     with engine.transaction(readonly=True) as session:
         return compute_nodes.compute_service_up(session, host)
@@ -58,7 +67,9 @@ class ContainerRPCAPI:
     # --- plumbing -----------------------------------------------------------------------
 
     def require_up(self, host: str | None, container_uuid: str) -> str:
-        if not host or (self._is_host_up is not None and not self._is_host_up(host)):
+        if not host:
+            raise ContainerHasNoHost(container=container_uuid)
+        if self._is_host_up is not None and not self._is_host_up(host):
             raise ContainerHostDown(container=container_uuid, host=host)
         return host
 

@@ -30,7 +30,9 @@ class CapsuleRPCAPI:
     @staticmethod
     def require_up(host: str | None, capsule_uuid: str) -> str:
         """409 naming the host when it is known down (as for containers), else the host."""
-        if not host or not container_rpcapi.host_is_up(host):
+        if not host:
+            raise container_rpcapi.ContainerHasNoHost(container=capsule_uuid)
+        if not container_rpcapi.host_is_up(host):
             raise container_rpcapi.ContainerHostDown(container=capsule_uuid, host=host)
         return host
 

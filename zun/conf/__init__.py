@@ -17,6 +17,7 @@ import oslo_messaging
 from oslo_config import cfg
 from oslo_log import log
 from oslo_middleware import cors
+from oslo_middleware.healthcheck import opts as healthcheck_opts
 
 from zun.conf import (
     api,
@@ -148,6 +149,12 @@ def parse_args(
 
 oslo_messaging.set_transport_defaults(control_exchange=CONTROL_EXCHANGE)
 cors.set_defaults(**CORS_DEFAULTS)
+# oslo.middleware's /healthcheck options, registered up front so a config file or a test can set
+# them; the defaults are the original's api-paste.ini: creating the file answers 503.
+CONF.register_opts(healthcheck_opts.HEALTHCHECK_OPTS + healthcheck_opts.DISABLE_BY_FILE_OPTS,
+                   group="healthcheck")
+CONF.set_default("backends", ["disable_by_file"], group="healthcheck")
+CONF.set_default("disable_by_file_path", "/etc/zun/healthcheck_disable", group="healthcheck")
 register_opts(CONF)
 
 __all__ = ["CONF", "parse_args", "register_opts"]

@@ -28,7 +28,8 @@ class StateLock:
             if exc.errno in (errno.EAGAIN, errno.EACCES):
                 raise StateDirLocked(
                     f"Another zun-all (pid {holder}) is already running on state directory "
-                    f"{self.path.parent}; stop it first or use another --state-dir.") from None
+                    f"{self.path.parent}; stop it first, or give this one another state "
+                    "directory (--state-dir or [DEFAULT]/state_path).") from None
             raise
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())

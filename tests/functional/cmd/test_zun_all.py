@@ -35,14 +35,26 @@ def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict, di
 
 
 class Running:
-    def __init__(self, state_dir: Path, port: int) -> None:
+    def __init__(self, state_dir: Path, port: int, args: list[str] | None = None) -> None:
         self.state_dir, self.port = state_dir, port
         self.log = state_dir.parent / f"zun-all-{port}.log"
-        self.proc = subprocess.Popen(
-            [str(ZUN_ALL), "--state-dir", str(state_dir), "--port", str(port),
-             "--wsproxy-port", str(_free_port())],
-            stdout=subprocess.DEVNULL, stderr=self.log.open("wb"))
+        if args is None:
+            args = ["--state-dir", str(state_dir), "--port", str(port),
+                    "--wsproxy-port", str(_free_port())]
+        self.proc = subprocess.Popen([str(ZUN_ALL), *args],
+                                     stdout=subprocess.DEVNULL, stderr=self.log.open("wb"))
         self.url = f"http://127.0.0.1:{port}"
+
+    @classmethod
+    def from_config(cls, base: Path, name: str) -> Running:
+        """A zun-all given only a configuration file, which sets its state_path and ports."""
+        state, port = base / f"state-{name}", _free_port()
+        config = base / f"{name}.conf"
+        config.write_text(
+            f"[DEFAULT]\nstate_path = {state}\nhost = zun-all-test-{name}-{port}\n"
+            f"[api]\nport = {port}\n"
+            f"[websocket_proxy]\nwsproxy_port = {_free_port()}\n")
+        return cls(state, port, ["--config-file", str(config)])
 
     def wait_ready(self, timeout: float = 30) -> None:
         deadline = time.monotonic() + timeout
@@ -104,6 +116,36 @@ def test_second_instance_on_same_state_dir_is_refused(zun_all: Running) -> None:
     assert result.returncode == 2
     assert "already running on state directory" in result.stderr
     assert str(zun_all.proc.pid) in result.stderr
+
+
+def test_two_instances_with_their_own_config_files_run_side_by_side(tmp_path: Path) -> None:
+    """Without --state-dir, [DEFAULT]/state_path is the state directory: database and lock."""
+    first = Running.from_config(tmp_path, "one")
+    second = Running.from_config(tmp_path, "two")
+    try:
+        first.wait_ready()
+        second.wait_ready()
+        for server in (first, second):
+            assert (server.state_dir / "zun.sqlite").exists()
+            assert (server.state_dir / "zun-all.lock").read_text() == str(server.proc.pid)
+    finally:
+        assert first.stop() == 0
+        assert second.stop() == 0
+
+
+def test_state_dir_option_wins_over_the_config_file(tmp_path: Path) -> None:
+    port = _free_port()
+    config = tmp_path / "zun.conf"
+    config.write_text(f"[DEFAULT]\nstate_path = {tmp_path / 'from-file'}\n")
+    server = Running(tmp_path / "from-option", port,
+                     ["--config-file", str(config), "--state-dir", str(tmp_path / "from-option"),
+                      "--port", str(port), "--wsproxy-port", str(_free_port())])
+    try:
+        server.wait_ready()
+        assert (tmp_path / "from-option" / "zun.sqlite").exists()
+        assert not (tmp_path / "from-file").exists()
+    finally:
+        assert server.stop() == 0
 
 
 def test_logs_carry_request_ids(zun_all: Running) -> None:

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ZUN_STATUS = Path(sys.executable).parent / "zun-status"
 ZUN_DB_MANAGE = Path(sys.executable).parent / "zun-db-manage"
 
@@ -17,9 +19,11 @@ def _conf(tmp_path: Path, key: str = "") -> Path:
     return conf
 
 
-def _status(conf: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(ZUN_STATUS), "upgrade", "check", "--config-file", str(conf)],
-                          capture_output=True, text=True, timeout=120)
+def _status(conf: Path, before: bool = False) -> subprocess.CompletedProcess[str]:
+    option = ["--config-file", str(conf)]
+    args = [*option, "upgrade", "check"] if before else ["upgrade", "check", *option]
+    return subprocess.run([str(ZUN_STATUS), *args], capture_output=True, text=True,
+                          timeout=120)
 
 
 def test_unmigrated_database_fails(tmp_path: Path) -> None:
@@ -37,6 +41,16 @@ def test_migrated_database_succeeds(tmp_path: Path) -> None:
     assert "Database schema: Success" in result.stdout
 
 
+def test_options_before_the_subcommand_work_too(tmp_path: Path) -> None:
+    """``zun-status --config-file F upgrade check`` (oslo.upgradecheck's order) reads F."""
+    conf = _conf(tmp_path, "k" * 32)
+    subprocess.run([str(ZUN_DB_MANAGE), "--config-file", str(conf), "upgrade"], check=True,
+                   timeout=120)
+    result = _status(conf, before=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Database schema: Success" in result.stdout
+
+
 def test_missing_encryption_key_warns(tmp_path: Path) -> None:
     conf = _conf(tmp_path)
     subprocess.run([str(ZUN_DB_MANAGE), "--config-file", str(conf), "upgrade"], check=True,
@@ -46,6 +60,8 @@ def test_missing_encryption_key_warns(tmp_path: Path) -> None:
     assert "Registry password key: Warning" in result.stdout
 
 
-def test_usage_error() -> None:
-    result = subprocess.run([str(ZUN_STATUS)], capture_output=True, text=True, timeout=60)
+@pytest.mark.parametrize("args", [[], ["upgrade"], ["check", "upgrade"]])
+def test_usage_error(args: list[str]) -> None:
+    result = subprocess.run([str(ZUN_STATUS), *args], capture_output=True, text=True,
+                            timeout=60)
     assert result.returncode == 2 and "usage" in result.stderr

@@ -151,14 +151,12 @@ def make_app(extra_routes: Iterable[routing.Route] = ()) -> Callable[..., Any]:
     Extra routes exist only in this app object (the global route table is untouched), so a test
     can add a handler that raises or checks something without leaking it into other tests.
     """
-    from zun.api import auth
-
     init_config()
     zun = api_app.ZunApp()
     extra = list(extra_routes)
     if extra:
         zun.router = routing.Router(routing.registered_routes() + extra)
-    return auth.wrap(zun, "noauth")
+    return api_app.build_app("noauth", zun)
 
 
 def extra_route(method: str, path: str, handler: Callable[..., Any],

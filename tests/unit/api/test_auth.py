@@ -107,3 +107,17 @@ def test_keystone_serves_version_documents_without_token(keystone_app, path: str
     resp = webob.Request.blank(path).get_response(keystone_app)
     assert resp.status_int == 200
     assert resp.json.get("versions") or resp.json.get("id") == "v1"
+
+
+def test_keystone_serves_the_healthcheck_without_token(keystone_app) -> None:
+    """Load balancers probe /healthcheck with no token, as the original's paste pipeline let
+    them (the health check sat beside authentication, not behind it)."""
+    resp = webob.Request.blank("/healthcheck").get_response(keystone_app)
+    assert resp.status_int == 200
+    assert resp.text == "OK"
+
+
+def test_keystone_cors_preflight_needs_no_token(keystone_app) -> None:
+    """A browser's preflight carries no token; the CORS middleware answers it with 200."""
+    resp = webob.Request.blank("/v1/containers", method="OPTIONS").get_response(keystone_app)
+    assert resp.status_int == 200

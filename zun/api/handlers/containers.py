@@ -33,7 +33,7 @@ from zun.api import common as api_common
 from zun.api import validation
 from zun.api.request import ApiRequest
 from zun.api.response import accepted_with_location, empty, json_reply, null_reply
-from zun.api.routing import route
+from zun.api.routing import misroute, route
 from zun.api.views import containers as views
 from zun.common import consts, exception, policy
 from zun.common import utils as zun_utils
@@ -348,6 +348,16 @@ def create_v139(req: ApiRequest) -> webob.Response:
 @route("POST", "/v1/containers", "1.40")  # and later: 1.41 changed no schema
 def create_v140(req: ApiRequest) -> webob.Response:
     return _create(req, "containers.container_create_v140")
+
+
+@misroute("POST", ITEM)
+def post_on_container(req: ApiRequest, container_ident: str) -> webob.Response:
+    """400, as in the original, whose framework read the segment as create's ``run`` flag
+    (never a UUID or a name); nothing is looked up, so the answer says nothing of the row."""
+    req.require_json()
+    raise exception.InvalidValue(
+        message=f"POST is not served on a container ({container_ident}): create one with "
+                "POST /v1/containers, act on one with POST /v1/containers/<id>/<action>.")
 
 
 # --- update, rename, delete ----------------------------------------------------------------------

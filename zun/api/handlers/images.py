@@ -80,8 +80,19 @@ def pull_image(req: ApiRequest) -> webob.Response:
                                   common.location(req.host_url, COLLECTION, row.uuid or ""))
 
 
+def _search_without_image(req: ApiRequest) -> webob.Response:
+    """``GET /v1/images/search``: the original took ``search`` for its search action with the
+    image missing, and its query schema refuses an ``image`` parameter (400); without any
+    query the image is just as missing, and the answer says where it goes."""
+    validation.validate_query("images.query_param_search", req.query())
+    raise exception.SchemaValidationError(
+        detail="The image to search for goes in the path: GET /v1/images/<image>/search.")
+
+
 @route("GET", ITEM)
 def show_image(req: ApiRequest, image_id: str) -> webob.Response:
+    if image_id == "search":
+        return _search_without_image(req)
     with engine.transaction(readonly=True) as session:
         row = queries.get(session, req.context, image_id)
     policy.authorize(req.context, "image:get_one", _target(row))
