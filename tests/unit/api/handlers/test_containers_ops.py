@@ -7,6 +7,7 @@ import threading
 from typing import Any
 
 import pytest
+from unit.api.apptesting import container_values
 from unit.api.handlers import containers_support as support
 from unit.api.handlers.containers_support import (
     PROJECT_A,
@@ -225,6 +226,23 @@ def test_patch_name_and_auto_heal_without_rpc(member, node1, seed):
     assert r.status == 200, r
     assert r.json["name"] == "renamed" and r.json["auto_heal"] is True
     assert node1.messages == []
+
+
+@pytest.mark.parametrize(("version", "method", "suffix", "body"), [
+    ("1.40", "PATCH", "", {"name": "renamed"}),
+    ("1.1", "PATCH", "", {"name": "renamed"}),
+    ("1.13", "POST", "/rename?name=renamed", None),
+])
+def test_a_rename_answers_its_updated_at(api, node1, seed, version, method, suffix, body):
+    """The answer is the row as saved: updated_at is set, and is the stored one."""
+    row = _make(seed, status="Running")
+    assert container_values(row.uuid)["updated_at"] is None
+    r = api.as_member(PROJECT_A).at(version).request(
+        method, f"/v1/containers/{row.uuid}{suffix}", json=body)
+    assert r.status == 200, r
+    assert r.json["name"] == "renamed"
+    stored = container_values(row.uuid)["updated_at"]
+    assert stored is not None and r.json["updated_at"] == str(stored)
 
 
 def test_patch_cpu_memory_calls_node_and_claims(member, node1, seed):
