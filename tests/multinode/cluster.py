@@ -52,6 +52,7 @@ MARIADB = {"host": _MARIADB_PARSED.hostname, "port": _MARIADB_PARSED.port or 330
 RABBIT = "rabbit://guest:guest@127.0.0.1:5672"
 TEST_IMAGES = ("busybox:latest", "zun-test/busybox:latest")
 NODE_LABEL = "zun-test.node"
+AGENT_READY = "zun-compute running on host "  # logged once init_host and the RPC server ran
 
 Conf = dict[str, dict[str, Any]]
 
@@ -151,12 +152,23 @@ class Process:
         self.config = base / f"{name}.conf"
         self.log = base / f"{name}.log"
         self.proc: subprocess.Popen[bytes] | None = None
+        self.log_offset = 0
+
+    def logged_since_start(self, text: str) -> bool:
+        """Whether this run of the process (not an earlier one) has logged ``text``."""
+        try:
+            with self.log.open("rb") as log:
+                log.seek(self.log_offset)
+                return text.encode() in log.read()
+        except OSError:
+            return False
 
     def start(self, conf: Conf) -> None:
         self.config.write_text(render(conf))
         with self.log.open("ab") as log:
             log.write(f"---- start {time.strftime('%H:%M:%S')}\n".encode())
             log.flush()
+            self.log_offset = log.tell()
             self.proc = subprocess.Popen(
                 [str(BIN / self.binary), "--config-file", str(self.config)],
                 stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
@@ -400,8 +412,12 @@ class Cluster:
         return self
 
     def wait_ready(self, timeout: float = 120, nodes: list[Node] | None = None) -> None:
-        """Until the API answers and lists every node (each has reported its inventory)."""
-        wanted = {n.name for n in (nodes if nodes is not None else self.nodes)}
+        """Until the API answers and lists every node (each has reported its inventory), and
+        every running agent of ``nodes`` has finished starting (recovery done, RPC server
+        up): its row and heartbeat may be older than the process, so they prove nothing."""
+        chosen = nodes if nodes is not None else self.nodes
+        wanted = {n.name for n in chosen}
+        starting = [n for n in chosen if n.agent.running]
         deadline = time.monotonic() + timeout
         last: object = None
         while time.monotonic() < deadline:
@@ -412,9 +428,11 @@ class Cluster:
                 with urllib.request.urlopen(self.url + "/", timeout=2):
                     pass
                 listed = {h.hostname for h in self.client().hosts.list()}
-                if wanted <= listed:
+                pending = [n.name for n in starting
+                           if not n.agent.logged_since_start(AGENT_READY + n.name)]
+                if wanted <= listed and not pending:
                     return
-                last = listed
+                last = (listed, pending)
             except Exception as exc:  # not up yet; the last reason goes into the error
                 last = exc
             time.sleep(0.3)
