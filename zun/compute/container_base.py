@@ -23,6 +23,7 @@ from zun.compute.keyed_executor import KeyedExecutor
 from zun.db import engine
 from zun.db.queries import node as node_q
 from zun.image import docker_driver as image_driver
+from zun.image import glance_client, glance_driver
 from zun.runtime.contract import ContainerRuntime
 from zun.runtime.docker import spec as spec_mod
 from zun.runtime.docker.client import is_not_found
@@ -111,6 +112,8 @@ class ContainerNodeBase:
         image = image or row.image
         driver_name = driver_name or row.image_driver or zun_utils.conf_value(
             None, "default_image_driver", consts.IMAGE_DRIVER_DOCKER)
+        if driver_name == consts.IMAGE_DRIVER_GLANCE:
+            return self._pull_from_glance(row, image, on_pull)
         if driver_name != consts.IMAGE_DRIVER_DOCKER:
             raise exception.OperationNotSupported(
                 message=f"Image driver {driver_name} is not available on host {self.host}; "
@@ -135,6 +138,19 @@ class ContainerNodeBase:
                                            self._auth_for(registry, repo))
         self._image_rows.record(repo, tag, info, row.project_id, row.user_id)
         return ref
+
+    def _pull_from_glance(self, row: Any, image: str,
+                          on_pull: Callable[[], None] | None) -> str:
+        """Download the Glance image with zun's service credentials, as the row's project may
+        see it (the API already found it with the user's token), and ``docker load`` it."""
+        policy = (row.image_pull_policy or "always").lower()
+        if on_pull is not None:
+            on_pull()
+        directory = zun_utils.conf_value("glance", "images_directory", None) or str(
+            Path(zun_utils.conf_value(None, "state_path", "/var/lib/zun")) / "images")
+        pulled = glance_driver.pull_image(self.driver.client, glance_client.for_service(),
+                                          image, directory, policy, for_project=row.project_id)
+        return pulled["ref"]
 
     # --- the engine container -------------------------------------------------------------
 

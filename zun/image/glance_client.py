@@ -45,6 +45,8 @@ class GlanceImage:
     hash_algo: str | None
     hash_value: str | None
     status: str
+    owner: str | None = None
+    visibility: str | None = None
     tags: list[str] = field(default_factory=list)
     # Glance's own view of the image, as image search returns it.
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -56,7 +58,9 @@ class GlanceImage:
             container_format=body.get("container_format"), disk_format=body.get("disk_format"),
             size=body.get("size"), checksum=body.get("checksum"),
             hash_algo=body.get("os_hash_algo"), hash_value=body.get("os_hash_value"),
-            status=body.get("status", ""), tags=list(body.get("tags") or []), raw=dict(body),
+            status=body.get("status", ""), owner=body.get("owner"),
+            visibility=body.get("visibility"), tags=list(body.get("tags") or []),
+            raw=dict(body),
         )
 
     @property
@@ -77,6 +81,18 @@ def for_request(context: Any, conf: Any = None) -> GlanceClient:
     if conf is None:
         from zun.conf import CONF as conf
     return GlanceClient(user_session(conf, context), conf)
+
+
+def for_service(conf: Any = None) -> GlanceClient:
+    """The client a node uses: zun's own credentials ([keystone_auth]), since user tokens never
+    reach the nodes. Lookups then pass ``for_project`` to keep the user's visibility."""
+    if conf is None:
+        from zun.conf import CONF as conf
+    try:
+        return GlanceClient(service_session(conf), conf)
+    except ks_exc.ClientException as exc:
+        raise exception.GlanceUnavailable(
+            reason=f"zun's service credentials ([keystone_auth]) are unusable: {exc}") from exc
 
 
 def _auth_url(conf: Any) -> str:
@@ -186,15 +202,28 @@ class GlanceClient:
             # "next" is a path with the query (marker included) relative to the endpoint.
             path, params = body.get("next") or "", None
 
-    def find(self, ident: str) -> GlanceImage:
-        """The one Docker image named or identified by ``ident``."""
+    def visible_to(self, image: GlanceImage, project_id: str) -> bool:
+        """Glance's visibility rule for a project, for a caller (the service) that sees all."""
+        if image.owner == project_id or image.visibility in ("public", "community"):
+            return True
+        if image.visibility == "shared":
+            resp = self._request("GET", f"/v2/images/{image.id}/members/{project_id}")
+            return resp.status_code == 200 and resp.json().get("status") == "accepted"
+        return False
+
+    def find(self, ident: str, for_project: str | None = None) -> GlanceImage:
+        """The one Docker image named or identified by ``ident``.
+
+        ``for_project``: with service credentials, only what that project may see counts."""
         if _is_uuid(ident):
             image = self.get(ident)
-            if image is None:
+            if image is None or (for_project and not self.visible_to(image, for_project)):
                 raise exception.ImageNotFound(image=ident)
             matches = [image]
         else:
             matches = list(self.images(name=ident))
+            if for_project:
+                matches = [i for i in matches if self.visible_to(i, for_project)]
             if not matches:
                 raise exception.ImageNotFound(image=ident)
             docker = [i for i in matches if i.is_docker]

@@ -24,13 +24,14 @@ _LOADED_ID = "Loaded image ID: "
 
 
 def pull_image(client: docker.APIClient, glance: GlanceClient, ident: str, directory: str,
-               policy: str = "always") -> dict[str, Any]:
-    """Find ``ident`` in Glance and load it into the engine; what was loaded.
+               policy: str = "always", for_project: str | None = None) -> dict[str, Any]:
+    """Find ``ident`` in Glance (as ``for_project`` may see it, when given) and load it into
+    the engine; what was loaded.
 
     Returns ``{"image": glance name, "glance_id", "path", "ref": engine reference,
     "downloaded": bool}``.
     """
-    image = glance.find(ident)
+    image = glance.find(ident, for_project=for_project)
     path = os.path.join(directory, f"{image.id}.tar")
     downloaded = False
     if policy == "always" or not _archive_matches(path, image):

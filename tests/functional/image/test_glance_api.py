@@ -102,3 +102,51 @@ def test_glance_unreachable_is_503(api: ApiClient, glance_conf: None, accounts: 
     r = member.get("/v1/images/busybox/search?image_driver=glance", headers=headers)
     assert r.status == 503 and r.error["code"] == "container.glance-unavailable", r
     assert "Glance" in r.error["detail"]
+
+
+@pytest.fixture
+def service_credentials(glance_conf: None,
+                        openstack_cloud: openstack_env.OpenStackCloud) -> Iterator[None]:
+    """[keystone_auth] as zun-compute has it: the `zun` service user."""
+    values = {"username": "zun", "password": openstack_cloud.env["ZUN_OS_SERVICE_PASSWORD"],
+              "project_name": "service", "user_domain_name": "Default",
+              "project_domain_name": "Default"}
+    for name, value in values.items():
+        CONF.set_override(name, value, group="keystone_auth")
+    yield
+    for name in values:
+        CONF.clear_override(name, group="keystone_auth")
+
+
+def test_container_runs_from_a_glance_image(
+    api: ApiClient, service_credentials: None, agent: Any, accounts: Any, images: Any,
+    saved_busybox: tuple[str, bytes], docker_client: Any, tmp_path: Any,
+    openstack_cloud: openstack_env.OpenStackCloud,
+) -> None:
+    from functional.api.resources_support import wait_for
+
+    CONF.set_override("images_directory", str(tmp_path / "glance-images"), group="glance")
+    member, headers = _as(api, openstack_cloud, accounts.a)
+    created = []
+    try:
+        for ident in (images.docker["name"], images.docker["id"]):
+            r = member.at("1.40").post("/v1/containers", headers=headers, json={
+                "image": ident, "image_driver": "glance", "run": True,
+                "command": ["sleep", "600"], "name": f"zun-test-{uuid.uuid4().hex[:8]}"})
+            assert r.status == 202, r
+            created.append(r.json["uuid"])
+
+            def running(uuid_: str = r.json["uuid"]) -> bool:
+                shown = member.get(f"/v1/containers/{uuid_}").json
+                assert shown["status"] != "Error", shown["status_reason"]
+                return shown["status"] == "Running"
+
+            wait_for(running, timeout=120, what="the container from Glance to run")
+            shown = member.get(f"/v1/containers/{r.json['uuid']}").json
+            assert shown["image"] == ident and shown["image_driver"] == "glance"
+        # The engine runs the image that the archive from Glance carried.
+        assert docker_client.images.get(saved_busybox[0])
+    finally:
+        for uuid_ in created:
+            member.delete(f"/v1/containers/{uuid_}?force=true&stop=true")
+        CONF.clear_override("images_directory", group="glance")
