@@ -10,6 +10,7 @@ from typing import Any
 from zun.common import consts, exception
 from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
+from zun.compute import auto_heal
 from zun.compute import container_rows as rows
 from zun.compute.container_base import ContainerNodeBase
 from zun.console import tokens as console_tokens
@@ -45,6 +46,12 @@ class ContainerCalls(ContainerNodeBase):
         except exception.ZunException as exc:
             if not is_not_found(exc):
                 raise
+            if auto_heal.heals(row):
+                # A read must not write the Error that stops auto_heal: the heal starts now.
+                if auto_heal.start(self, context, row):
+                    return rows.public({**current, "status": consts.REBUILDING,
+                                        "status_reason": None})
+                return rows.public(current)
             if row.status == consts.ERROR:
                 # Already failed (the engine refused the create, say): the stored reason says
                 # why; "missing in the engine" would only hide it.

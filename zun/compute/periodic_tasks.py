@@ -28,6 +28,7 @@ import sqlalchemy as sa
 from zun.common import consts
 from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
+from zun.compute import auto_heal
 from zun.compute.container_lifecycle import ContainerLifecycle
 from zun.db import engine, models
 from zun.db.queries import node as node_q
@@ -39,7 +40,7 @@ LOG = logging.getLogger(__name__)
 
 # Statuses a vanished container is rebuilt from when it has auto_heal. Error is left out on
 # purpose: a container that keeps failing would otherwise be rebuilt every sync, forever.
-HEALABLE = (consts.CREATED, consts.RUNNING, consts.STOPPED, consts.PAUSED)
+HEALABLE = auto_heal.HEALABLE
 # Rows whose engine container may legitimately be absent or about to go.
 _NOT_SYNCED = (consts.CREATING, consts.DELETING, consts.DELETED)
 
@@ -150,12 +151,8 @@ def _vanished(manager: ContainerLifecycle, context: RequestContext, row: Any) ->
             _cas(row.uuid, {"status": consts.DELETED, "status_reason": None,
                             "status_detail": None}, row.status)
         return
-    if row.auto_heal and row.status in HEALABLE:
-        run = row.status == consts.RUNNING
-        if _cas(row.uuid, {"status": consts.REBUILDING,
-                           "task_state": consts.CONTAINER_REBUILDING}, row.status):
-            LOG.info("Container %s vanished from the engine: rebuilding it", row.uuid)
-            manager.container_rebuild(context, row.uuid, run=run)
+    if auto_heal.heals(row):
+        auto_heal.start(manager, context, row)
         return
     # A row already in Error keeps the reason that says why it failed.
     if row.status != consts.ERROR:

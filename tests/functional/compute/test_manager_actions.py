@@ -9,6 +9,7 @@ import tarfile
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from zun.common import consts, exception
 from zun.console import tokens as console_tokens
@@ -344,3 +345,41 @@ def test_show_reports_a_running_container_that_vanished(node: Any) -> None:
     assert "missing" in shown["status_reason"]
     node.manager.container_delete(node.context(), uuid_, force=True)
     node.wait()
+
+
+def test_a_read_of_a_vanished_auto_heal_container_heals_it(node: Any) -> None:
+    """Issue 12 item 6: a GET must not write Error "missing in the engine" over an auto_heal
+    container (auto_heal never rebuilds an Error row): the read starts the rebuild."""
+    uuid_ = node.run(auto_heal=True)
+    old_id = node.engine_container(uuid_).id
+    node.engine_container(uuid_).remove(force=True)
+    shown = node.manager.container_show(node.context(), uuid_)
+    assert shown["status"] == consts.REBUILDING
+    node.wait()
+    row = node.row(uuid_)
+    assert (row.status, row.task_state, row.status_reason) == (consts.RUNNING, None, None)
+    assert node.engine_container(uuid_).id != old_id
+    assert node.engine_container(uuid_).status == "running"
+
+
+def test_an_auto_heal_row_a_read_had_put_in_error_is_healed(node: Any) -> None:
+    """Rows an earlier release wrote Error "missing in the engine" on a read are healed by
+    the next sync (and only those: another Error keeps its reason)."""
+    from zun.compute import periodic_tasks
+    from zun.runtime.docker.driver import REASON_NOT_IN_ENGINE
+
+    uuid_ = node.run(auto_heal=True)
+    failed = node.run(auto_heal=True)
+    for ident in (uuid_, failed):
+        node.engine_container(ident).remove(force=True)
+    with db_engine.transaction() as session:
+        session.execute(sa.update(models.Container).where(models.Container.uuid == uuid_)
+                        .values(status=consts.ERROR, status_reason=REASON_NOT_IN_ENGINE))
+        session.execute(sa.update(models.Container).where(models.Container.uuid == failed)
+                        .values(status=consts.ERROR, status_reason="image gone"))
+    periodic_tasks.sync_container_state(node.manager, node.context())
+    node.wait()
+    assert node.row(uuid_).status == consts.RUNNING
+    assert node.engine_container(uuid_).status == "running"
+    assert (node.row(failed).status, node.row(failed).status_reason) == \
+        (consts.ERROR, "image gone")

@@ -157,6 +157,21 @@ def test_reaping_removes_only_rowless_engine_containers(node: Any, busybox_image
             orphan.remove(force=True)
 
 
+def test_reaping_removes_containers_whose_row_moved_to_another_host(node: Any) -> None:
+    """An evacuated (or rescheduled) container's row names its new host: the engine container
+    left on this node, which was down meanwhile, goes; one still on this host stays."""
+    moved = node.run()
+    kept = node.run()
+    with db_engine.transaction() as session:
+        session.execute(sa.update(models.Container).where(models.Container.uuid == moved)
+                        .values(host="another-node"))
+    reaped = periodic_tasks.reap_orphans(node.manager, node.context(), grace_period=0)
+    assert reaped == [moved]
+    assert node.engine_container(moved) is None
+    assert node.engine_container(kept) is not None
+    assert node.row(moved) is not None  # the row is the new host's
+
+
 def test_auto_remove_container_gone_before_its_status_is_read(node: Any) -> None:
     uuid_, ctx = node.add(auto_remove=True, command=["true"])
     node.manager.container_create(ctx, uuid_, run=True)
