@@ -91,7 +91,10 @@ def timed(check: Callable[[], bool], timeout: float) -> float:
 def engine_uuids(node: Node) -> set[str]:
     engine = node.engine()
     try:
-        return {c.labels.get("zun.container.uuid") for c in engine.containers.list(all=True)}
+        # The low-level list: the high-level one inspects each container, and the reaper
+        # may remove one in between.
+        return {(c.get("Labels") or {}).get("zun.container.uuid")
+                for c in engine.api.containers(all=True)}
     finally:
         engine.close()
 

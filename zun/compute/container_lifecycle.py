@@ -18,7 +18,7 @@ from typing import Any
 
 from zun.common import consts, exception
 from zun.common.context import RequestContext
-from zun.compute import claims
+from zun.compute import claims, relocation
 from zun.compute import container_rows as rows
 from zun.compute.container_base import ContainerNodeBase
 from zun.compute.container_resources import Taken
@@ -26,6 +26,7 @@ from zun.compute.container_rows import reason_of
 from zun.db import engine
 from zun.db.queries import node as node_q
 from zun.network import access as network_access
+from zun.runtime.docker import health
 from zun.runtime.docker.client import is_not_found
 
 LOG = logging.getLogger(__name__)
@@ -78,6 +79,8 @@ class ContainerLifecycle(ContainerNodeBase):
             values = self._start_and_inspect(row, run)
         except Exception as exc:
             LOG.warning("Creating container %s failed: %s", container_uuid, reason_of(exc))
+            if self._moved_elsewhere(row, taken, exc):
+                return
             self.fail_create(context, row, reason_of(exc), taken, exc, started)
             return
         values.update(task_state=None, status_reason=None)
@@ -87,6 +90,20 @@ class ContainerLifecycle(ContainerNodeBase):
             self._after_lost_create(row, taken)
             return
         LOG.info("Container %s created: %s", container_uuid, values["status"])
+
+    def _moved_elsewhere(self, row: Any, taken: Taken, exc: BaseException) -> bool:
+        """A create that failed for this node's sake (its engine is unreachable) goes to
+        another host while attempts remain (zun.compute.relocation); True when it is no
+        longer this node's to fail."""
+        if relocation.max_attempts() <= 1 or not health.engine_failure(exc):
+            return False
+        row.container_id = None  # remove the engine container by its name, if any
+        self._undo(row, taken)
+        target = relocation.move(row.uuid, self.host,
+                                 f"its container engine failed: {reason_of(exc)}")
+        LOG.warning("Container %s: create %s", row.uuid,
+                    f"moved to {target}" if target else "not moved (see its status)")
+        return True
 
     def _after_lost_create(self, row: Any, taken: Taken) -> None:
         """The row changed under the create: a forced delete is queued (it cleans up), or

@@ -125,8 +125,9 @@ class NodeResources:
     def release_project_network(self, project_id: str | None) -> None:
         """Remove the project's network if nothing uses it (never raises)."""
         project = project_id or "default"
-        client = self._engine()
         try:
+            # Inside the try: an unreachable engine fails here already.
+            client = self._engine()
             with docker_network.project_network_lock(client, project):
                 self.known_networks.discard(docker_network.project_network_name(project))
                 docker_network.remove_project_network_if_unused_locked(client, project)

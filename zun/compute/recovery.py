@@ -5,8 +5,10 @@ Read once, through the host index, before the node takes messages:
 =====================================================  =========================================
 Row                                                    Action
 =====================================================  =========================================
+Creating, with its create request stored for this    what a first try left is removed, and the
+host (zun.db.queries.attempts)                        create starts again (claim kept)
 Creating, or task image_pulling / container_creating   undo the create (engine container,
-                                                       volumes, claim, host), Error "Container
+(no stored request)                                    volumes, claim, host), Error "Container
                                                        failed to create correctly"
 task network_* / sg_*                                  Error with the same reason (the engine
                                                        container stays: it was made before)
@@ -32,8 +34,11 @@ from zun.common import consts
 from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
 from zun.compute import container_rows as rows
+from zun.compute import relocation
 from zun.compute.container_lifecycle import ContainerLifecycle
+from zun.compute.container_resources import Taken
 from zun.db import engine
+from zun.db.queries import attempts as attempt_q
 from zun.db.queries import node as node_q
 
 LOG = logging.getLogger(__name__)
@@ -64,6 +69,8 @@ def recover(manager: ContainerLifecycle, context: RequestContext) -> None:
 
 def _recover_one(manager: ContainerLifecycle, context: RequestContext, row: Any) -> None:
     task = row.task_state
+    if row.status == consts.CREATING and task in _CREATE_TASKS and _redo_create(manager, row):
+        return
     if row.status == consts.CREATING or task in _CREATE_TASKS:
         LOG.warning("Container %s was being created when the node stopped", row.uuid)
         full = rows.load(row.uuid)
@@ -105,6 +112,36 @@ def _recover_one(manager: ContainerLifecycle, context: RequestContext, row: Any)
                                     task_states=(None,))
         if won:
             manager.container_start(context, row.uuid)
+
+
+def _redo_create(manager: ContainerLifecycle, row: Any) -> bool:
+    """Start again, from its stored request, a create this host was given: the node died
+    before finishing it, or before even receiving it (the message is then still queued and
+    finds the row done). What a first try left is removed first; the claim stays."""
+    with engine.transaction(readonly=True) as session:
+        attempt = attempt_q.latest(session, row.uuid)
+    if attempt is None or not attempt.hosts or attempt.hosts[-1] != manager.host:
+        return False
+    full = rows.load(row.uuid)
+    if full is None:
+        return True
+    full.container_id = None  # remove an engine container by its name
+    manager._undo(full, Taken())
+    with engine.transaction() as session:
+        won = node_q.cas_update(session, row.uuid,
+                                {"task_state": consts.CONTAINER_CREATING, "container_id": None},
+                                task_states=(row.task_state,), statuses=(consts.CREATING,),
+                                host=manager.host)
+    if not won:
+        return True
+    LOG.warning("Container %s was to be created when the node stopped: creating it now",
+                row.uuid)
+    request = attempt.request
+    manager.container_create(relocation.replay_context(attempt), row.uuid,
+                             run=bool(request.get("run")),
+                             requested_networks=list(request.get("requested_networks") or []),
+                             requested_volumes=list(request.get("requested_volumes") or []))
+    return True
 
 
 def _engine_running(manager: ContainerLifecycle, row: Any) -> bool:

@@ -42,3 +42,15 @@ def probe(api_url: str | None = None, timeout: float | None = None) -> str | Non
 def _short(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     return text if len(text) <= 160 else text[:157] + "..."
+
+
+def engine_failure(exc: BaseException, api_url: str | None = None) -> bool:
+    """Whether ``exc`` (raised by a call to the engine) is the engine's fault, not the
+    request's: the engine could not be reached or did not answer (anywhere in the cause
+    chain), or it does not answer a ping now."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, requests.exceptions.ConnectionError | requests.exceptions.Timeout):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return probe(api_url) is not None
