@@ -116,6 +116,15 @@ def test_quota_update_get_default_delete(server: ZunAll) -> None:
     assert osc(server, "quota", "get", project)["containers"] == 40
 
 
+def test_quota_unlimited_default_and_above_one_containers_size(server: ZunAll) -> None:
+    """A quota is a project's total: -1 (unlimited), the default memory quota itself and values
+    above one container's bounds (cpu 16, disk 160) are accepted, as by the original."""
+    project = f"cli-big-{RUN}"
+    assert osc(server, "quota", "update", "--memory", "51200", "--cpu", "-1", "--disk", "5000",
+               project) == {"containers": 40, "memory": 51200, "cpu": -1, "disk": 5000}
+    assert osc(server, "quota", "get", project)["cpu"] == -1
+
+
 def test_quota_usage_counts_the_projects_containers(server: ZunAll,
                                                     registry: dict[str, str]) -> None:
     created = osc(server, "create", "--cpu", "0.5", "--memory", "64", registry["image"])
@@ -276,6 +285,17 @@ def test_hosts(server: ZunAll) -> None:
     assert osc(server, "host", "show", shown["uuid"])["hostname"] == server.host
     done = osc(server, "host", "show", f"nowhere-{RUN}", check=False)
     assert done.returncode == 1 and "(HTTP 404)" in done.stderr
+
+
+def test_a_version_error_shows_its_reason(server: ZunAll) -> None:
+    """OSC prints only an error's title: a 406 must say why there, and which versions serve."""
+    done = subprocess.run(
+        [str(OPENSTACK), "--os-auth-type", "none", "--os-endpoint", server.url + "/v1",
+         "--os-container-api-version", "1.3", "appcontainer", "host", "list"],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "Version 1.3 was requested but the requested API is not supported" in done.stderr
+    assert "served from version 1.4 to" in done.stderr and "(HTTP 406)" in done.stderr
 
 
 def test_availability_zones(server: ZunAll) -> None:
