@@ -290,3 +290,22 @@ def test_purge_removes_rows_and_claims(api, seed, dead, node2):
     assert db_row(elsewhere.uuid) is not None
     assert node_usage("node1") == (0.0, 0, 0)
     assert json.loads(json.dumps(r.json))["host"] == "node1"
+
+
+def test_calls_and_actions_on_a_host_without_its_engine_are_409_at_once(api, seed, nodes):
+    seed.service("node1", disabled=True,
+                 disabled_reason="AUTO: the container engine at unix:///x does not answer")
+    seed.compute_node("node1")
+    node = nodes.start("node1")
+    row = _make(seed, status="Running", project_id="project-admin")
+    for method, path in (("GET", "logs"), ("POST", "stop"), ("POST", "execute?command=ls"),
+                         ("GET", "top")):
+        r = api.at("1.40").request(method, f"/v1/containers/{row.uuid}/{path}")
+        assert r.status == 409, (path, r)
+        assert r.error["code"] == "container.container-host-engine-down"
+        assert "node1 cannot reach its container engine" in r.error["detail"]
+    assert db_row(row.uuid).task_state is None
+    # A forced delete still goes to the node, which removes the row even without its engine.
+    assert api.at("1.40").delete(f"/v1/containers/{row.uuid}?force=True").status == 204
+    assert node.wait_for("container_delete")[0].kwargs["force"] is True
+    assert node.methods() == ["container_delete"]
