@@ -178,7 +178,7 @@ ensure_db_account() {
         log "$kind: ${default%%@*}@... can create databases; using it as it is"
         return 0
     fi
-    log "$kind: ${default} refused ($why); creating account $TEST_USER"
+    log "$kind: ${default} refused ($why); creating or updating account $TEST_USER"
     pw="$(test_password)"
     case $kind in
         mariadb)
