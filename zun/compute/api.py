@@ -89,6 +89,16 @@ def _state_error(container: models.Container, action: str) -> exception.InvalidS
                                            actual_state=container.status)
 
 
+# Rows the node answers a show for from the row itself, without asking the engine
+# (ContainerManager.container_show): the API answers those alone, so a client polling a
+# container being created costs no call to the node doing the create.
+_SHOWN_AS_STORED = frozenset({consts.CREATING, consts.DELETING, consts.DELETED})
+
+
+def _node_would_refresh(row: Any) -> bool:
+    return not row.task_state and row.status not in _SHOWN_AS_STORED
+
+
 class ContainerAPI:
     """Operations on containers for the REST handlers (one instance per process is enough)."""
 
@@ -187,30 +197,47 @@ class ContainerAPI:
         with engine.transaction(readonly=True) as session:
             return container_q.get_by_ident(session, context, ident, all_projects)
 
-    def refreshed_view_row(self, context: RequestContext, container: models.Container,
-                           refresh: bool = True) -> dict[str, Any]:
-        """The stored view columns, refreshed from the node when its host is up.
+    def show_view_row(self, context: RequestContext, ident: str, check: Callable[[Any], None],
+                      ) -> tuple[dict[str, Any], dict[str, str]]:
+        """The view columns of ``ident`` (404/409), refreshed from the node when its host is
+        up, and ``{host: reason}`` when its host is unhealthy (``node_health``).
 
-        A host that is down or slow only costs the refresh: the stored copy is returned, as
-        in Zun (which logged ContainerHostNotUp and answered 200). ``refresh`` False skips
-        the node (its engine is known not to answer).
+        The lookup and the host's health come from one transaction; ``check`` (the policy
+        on the row) runs before the node is asked. A row with a task in flight, or being
+        created or deleted, is not refreshed: the node would answer it from the row too. A
+        host that is down, unhealthy or slow only costs the refresh: the stored copy is
+        returned, as in Zun (which logged ContainerHostNotUp and answered 200).
         """
+        refresh_error: Exception | None = None
+        unhealthy: dict[str, str] = {}
         with engine.transaction(readonly=True) as session:
-            row = container_q.get_view_row(session, container.uuid)
-        if row is None:
-            raise container_q.not_found(container.uuid)
+            row = container_q.find_view_row(session, context, ident)
+            if row.host:
+                unhealthy = node_health.unhealthy_hosts(session, {row.host})
+            refresh = bool(row.host) and row.host not in unhealthy and _node_would_refresh(row)
+            if refresh:
+                try:
+                    if not self.rpcapi.host_up(row.host, session):
+                        refresh_error = rpcapi_mod.ContainerHostDown(container=row.uuid,
+                                                                     host=row.host)
+                except Exception as exc:  # noqa: BLE001 - e.g. no bus: the stored copy
+                    refresh_error = exc
+        check(row)
         data = row._asdict()
-        if container.host and refresh:
-            try:
-                fresh = self.rpcapi.container_show(context, container.host, container.uuid)
-            except Exception as exc:  # noqa: BLE001 - any refresh failure falls back to the DB
-                LOG.info("Showing container %s from the database: %s", container.uuid, exc)
-            else:
-                if isinstance(fresh, Mapping):
-                    for key, value in fresh.items():
-                        if key in container_q.VIEW_COLUMNS and key != "uuid":
-                            data[key] = value
-        return data
+        if not refresh:
+            return data, unhealthy
+        try:
+            if refresh_error is not None:
+                raise refresh_error
+            fresh = self.rpcapi.container_show(context, row.host, row.uuid, host_checked=True)
+        except Exception as exc:  # noqa: BLE001 - any refresh failure falls back to the DB
+            LOG.info("Showing container %s from the database: %s", row.uuid, exc)
+        else:
+            if isinstance(fresh, Mapping):
+                for key, value in fresh.items():
+                    if key in container_q.VIEW_COLUMNS and key != "uuid":
+                        data[key] = value
+        return data, unhealthy
 
     # --- casts with compare-and-swap --------------------------------------------------------
 

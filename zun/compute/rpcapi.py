@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import oslo_messaging as messaging
+from sqlalchemy.orm import Session
 
 from zun.common import exception, rpc
 from zun.common.context import RequestContext
@@ -65,6 +66,14 @@ class ContainerRPCAPI:
         self.call_timeout = min(self._client.timeout, call_timeout or DEFAULT_CALL_TIMEOUT)
 
     # --- plumbing -----------------------------------------------------------------------
+
+    def host_up(self, host: str, session: Session | None = None) -> bool:
+        """Whether ``host`` is up, read in the caller's ``session`` when it has one."""
+        if self._is_host_up is None:
+            return True
+        if self._is_host_up is host_is_up and session is not None:
+            return compute_nodes.compute_service_up(session, host)
+        return self._is_host_up(host)
 
     def require_up(self, host: str | None, container_uuid: str) -> str:
         if not host:
@@ -145,7 +154,12 @@ class ContainerRPCAPI:
 
     # --- calls ----------------------------------------------------------------------------
 
-    def container_show(self, ctx: RequestContext, host: str, container_uuid: str) -> Any:
+    def container_show(self, ctx: RequestContext, host: str, container_uuid: str, *,
+                       host_checked: bool = False) -> Any:
+        """``host_checked``: the caller already saw the host up (in its own transaction)."""
+        if host_checked:
+            return self._client.call(ctx, host, "container_show", timeout=SHOW_TIMEOUT,
+                                     container_uuid=container_uuid)
         return self._call(ctx, host, "container_show", container_uuid, timeout=SHOW_TIMEOUT)
 
     def container_logs(self, ctx: RequestContext, host: str, container_uuid: str, *,

@@ -75,3 +75,38 @@ def test_unknown_rule_is_an_error(policy_file) -> None:
 
     with pytest.raises(oslo_policy.PolicyNotRegistered):
         policy.authorize(_ctx(), "container:no-such-rule")
+
+
+def test_a_changed_policy_file_applies_without_a_restart(policy_file, tmp_path: Path) -> None:
+    # Decisions are remembered, and the file is looked at once a second at most: a change
+    # must still be seen after that second, and not before the file is read again.
+    policy_file('"container:get_one": "role:member"\n')
+    assert policy.authorize(_ctx(), "container:get_one", {"project_id": "p1"}, fatal=False)
+    path = tmp_path / "policy.yaml"
+    path.write_text('"container:get_one": "role:nobody"\n')
+    import os
+    import time
+
+    stat = path.stat()
+    os.utime(path, (stat.st_atime, stat.st_mtime + 5))  # a distinct mtime, whatever the fs
+    time.sleep(policy.RULES_CHECK_INTERVAL + 0.1)
+    assert not policy.authorize(_ctx(), "container:get_one", {"project_id": "p1"}, fatal=False)
+
+
+def test_remembered_decisions_are_per_caller_and_target(policy_file) -> None:
+    policy_file("{}")
+    member, admin = _ctx(), _ctx(roles=("admin",))
+    for _ in range(2):  # the second pass is answered from memory
+        assert policy.authorize(member, "container:get_one", {"project_id": "p1"}, fatal=False)
+        assert not policy.authorize(member, "container:get_one", {"project_id": "p2"},
+                                    fatal=False)
+        assert policy.authorize(admin, "container:get_one", {"project_id": "p2"}, fatal=False)
+        assert policy.hidden_fields(member, "container:get_one", ["host", "name"]) == {"host"}
+        assert policy.hidden_fields(admin, "container:get_one", ["host", "name"]) == set()
+
+
+def test_a_policy_with_an_http_check_is_never_remembered(policy_file) -> None:
+    policy_file('"container:get_one": "http://127.0.0.1:9/check"\n')
+    enforcer = policy.get_enforcer()
+    enforcer.load_rules()
+    assert not enforcer.cacheable

@@ -39,7 +39,6 @@ from zun.common import consts, exception, policy
 from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
 from zun.compute import api as compute_api
-from zun.compute import node_health
 from zun.db import engine, models
 from zun.db.queries import containers as container_q
 from zun.image import glance_client
@@ -175,9 +174,8 @@ def show_container(req: ApiRequest, container_ident: str) -> webob.Response:
     ctx = req.context
     if api_common.all_projects(req.query()):
         policy.authorize(ctx, "container:get_one_all_projects")
-    container = _lookup(req, container_ident, "container:get_one")
-    unhealthy = node_health.read_unhealthy({container.host}) if container.host else {}
-    data = _api().refreshed_view_row(ctx, container, refresh=container.host not in unhealthy)
+    data, unhealthy = _api().show_view_row(ctx, container_ident, lambda row: policy.authorize(
+        ctx, "container:get_one", {"project_id": row.project_id, "user_id": row.user_id}))
     row = views.as_row(data)
     view = views.render_one(ctx, row, req.host_url)
     return json_reply(views.health_marker([row], unhealthy)(row, view))

@@ -142,13 +142,15 @@ def hostname_exists(session: Session, hostname: str) -> bool:
     )
 
 
+# Built once: every show of a container asks this, and building a statement costs more than
+# running it.
+_SERVICE_UP = (sa.select(S.last_seen_up, S.updated_at, S.created_at, S.forced_down)
+               .where(S.host == sa.bindparam("host"), S.binary == COMPUTE_BINARY).limit(1))
+
+
 def compute_service_up(session: Session, host: str) -> bool:
     """Whether ``host``'s zun-compute service is up (a host with no service row is not)."""
-    row = session.execute(
-        sa.select(S.last_seen_up, S.updated_at, S.created_at, S.forced_down)
-        .where(S.host == host, S.binary == COMPUTE_BINARY)
-        .limit(1)
-    ).first()
+    row = session.connection().execute(_SERVICE_UP, {"host": host}).first()
     if row is None:
         return False
     return service_is_up(row.last_seen_up, row.updated_at, row.created_at, row.forced_down)

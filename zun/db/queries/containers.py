@@ -13,6 +13,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from oslo_db.sqlalchemy import utils as db_utils
+from oslo_utils import uuidutils
 from sqlalchemy.engine import Row
 from sqlalchemy.orm import Session
 
@@ -126,6 +127,42 @@ def list_for_view(
     )
     # Plain columns: the Core path skips the ORM's result machinery (a third of the time).
     return list(session.connection().execute(stmt))
+
+
+# Built once: a show must not pay for building and hashing its statement on every request.
+_FIND_VIEW: dict[tuple[bool, bool], sa.Select[Any]] = {}
+
+
+def _find_view_stmt(by_uuid: bool, wide: bool) -> sa.Select[Any]:
+    stmt = _FIND_VIEW.get((by_uuid, wide))
+    if stmt is None:
+        stmt = _view_select()
+        if not wide:
+            stmt = stmt.where(C.project_id == sa.bindparam("project_id"))
+        column = C.uuid if by_uuid else C.name
+        stmt = _FIND_VIEW[(by_uuid, wide)] = stmt.where(column == sa.bindparam("ident")).limit(2)
+    return stmt
+
+
+def find_view_row(
+    session: Session, context: RequestContext, ident: str, all_projects: bool | None = None
+) -> Row[Any]:
+    """The view columns of the container :func:`get_by_ident` would find, in one query.
+
+    Same scoping and errors (404 ``not_found``, 409 for a name shared by several rows).
+    """
+    wide = context.is_admin or context.all_projects if all_projects is None else all_projects
+    params = {"ident": ident}
+    if not wide:
+        params["project_id"] = context.project_id
+    stmt = _find_view_stmt(uuidutils.is_uuid_like(ident), wide)
+    rows = session.connection().execute(stmt, params).all()  # Core: no ORM row machinery
+    if not rows:
+        raise not_found(ident)
+    if len(rows) > 1:
+        raise exception.Conflict(message="Multiple containers exist with same name. Please use "
+                                         "the container uuid instead.")
+    return rows[0]
 
 
 def get_view_row(session: Session, uuid: str) -> Row[Any] | None:

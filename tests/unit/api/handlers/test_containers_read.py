@@ -261,3 +261,15 @@ def test_list_is_one_query(api, seed, bus):
     # time): neither grows with the rows.
     assert len(selects) == 2, selects
     assert "FROM zun_service" in selects[1]
+
+
+def test_show_of_a_container_in_flight_does_not_ask_the_node(api, node1, seed):
+    # The node would answer these from the row too; a client polling a create must not
+    # load the node doing it.
+    node1.replies["container_show"] = {"status": "Running"}
+    for values in ({"status": "Creating"}, {"status": "Deleting"},
+                   {"status": "Created", "task_state": "container_starting"}):
+        row = seed.row(container_row(**values))
+        r = api.as_member(PROJECT_A).get(f"/v1/containers/{row.uuid}")
+        assert r.status == 200 and r.json["status"] == values["status"]
+    assert node1.methods() == []

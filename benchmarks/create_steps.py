@@ -1,0 +1,333 @@
+"""Where a create's time goes, and create-to-Running as a polling client sees it vs raw Docker.
+
+    python benchmarks/create_steps.py [--runs 10] [--parallel 10] [--poll 0.02]
+
+One run, on the local Docker engine, with ``zun-all`` (SQLite, in-process bus) started through
+``benchmarks/_create_probe.py``, which times each step of a create from the outside:
+
+1. **Idle**, ``--runs`` alternated rounds of:
+   * API: ``POST /v1/containers?run=true`` then ``GET /v1/containers/<uuid>`` every
+     ``--poll`` seconds (what a client does) until ``Running``: the client-visible time;
+   * raw: docker-py ``create_container`` + ``start`` with the very arguments Zun sends
+     (``build_create_spec``), on a user-defined bridge with a resident container, as the
+     project network has;
+   * plain: docker-py create + start of the same image and command, no options, on Docker's
+     default bridge (what ``docker run -d`` does, without the CLI's own start-up);
+   * quiet: the API create again, polled only every 500 ms, and its create action's
+     ``finish_time``: does fast polling slow the create down?
+2. **Under load**: ``--parallel`` API creates at once (each polled every ``--poll``), then
+   ``--parallel`` raw creates at once; p50 of each.
+3. The steps of every API create (medians): API (quota + insert, schedule + claim, cast), the
+   wait in the node's per-container queue, image check, volumes, network (the project network
+   lock and check around ``docker create``), docker create, docker start, inspect, status
+   write, and the time from the status write to the client's poll that saw it.
+
+Every container is removed afterwards. Ratios, not absolute times, are the result: the machine
+is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import docker
+
+from zun.runtime.docker.spec import build_create_spec
+
+IMAGE = "busybox:latest"
+COMMAND = ["sleep", "300"]
+CPU = 0.1
+MEMORY_MB = 32
+HEADERS = {"OpenStack-API-Version": "container 1.40", "Content-Type": "application/json"}
+STEP_ORDER = ("api: quota + insert", "api: schedule + claim", "api: cast", "node: queue",
+              "node: image check", "node: volumes", "node: network", "node: docker create",
+              "node: docker start", "node: inspect", "node: status write",
+              "client: write -> seen")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Zun:
+    def __init__(self, base: Path) -> None:
+        self.port = _free_port()
+        self.host = f"bench-{uuid.uuid4().hex[:8]}"
+        self.steps = base / "steps.jsonl"
+        config = base / "zun.conf"
+        config.write_text(f"[DEFAULT]\nhost = {self.host}\n[websocket_proxy]\n"
+                          f"wsproxy_host = 127.0.0.1\nwsproxy_port = {_free_port()}\n")
+        self.log = (base / "zun-all.log").open("wb")
+        probe = Path(__file__).with_name("_create_probe.py")
+        self.proc = subprocess.Popen(
+            [sys.executable, str(probe), "--state-dir", str(base / "state"),
+             "--port", str(self.port), "--config-file", str(config)],
+            stdout=subprocess.DEVNULL, stderr=self.log,
+            env={**os.environ, "ZUN_BENCH_STEPS": str(self.steps)})
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise SystemExit(f"zun-all exited; see {self.log.name}")
+            try:
+                status, body = self.request("GET", "/v1/hosts")
+                if status == 200 and any(h["hostname"] == self.host for h in body["hosts"]):
+                    return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise SystemExit("zun-all did not become ready")
+
+    def request(self, method: str, path: str, body: Any = None,
+                conn: http.client.HTTPConnection | None = None) -> tuple[int, Any]:
+        own = conn is None
+        conn = conn or http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        try:
+            conn.request(method, path, body=None if body is None else json.dumps(body),
+                         headers=HEADERS)
+            resp = conn.getresponse()
+            raw = resp.read()
+            return resp.status, (json.loads(raw) if raw else None)
+        finally:
+            if own:
+                conn.close()
+
+    def create_and_wait(self, poll: float) -> dict[str, Any]:
+        """One create, polled with show every ``poll`` s; times on the wall clock."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        sent = time.time()
+        status, body = self.request("POST", "/v1/containers?run=true", {
+            "name": f"bench-{uuid.uuid4().hex[:12]}", "image": IMAGE, "command": COMMAND,
+            "cpu": CPU, "memory": MEMORY_MB, "image_pull_policy": "ifnotpresent"}, conn)
+        answered = time.time()
+        if status != 202:
+            raise SystemExit(f"create answered {status}: {body}")
+        ident = body["uuid"]
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            time.sleep(poll)
+            _, shown = self.request("GET", f"/v1/containers/{ident}", conn=conn)
+            if shown["status"] == "Running":
+                break
+            if shown["status"] == "Error":
+                raise SystemExit(f"create failed: {shown['status_reason']}")
+        seen = time.time()
+        _, actions = self.request("GET", f"/v1/containers/{ident}/container_actions",
+                                  conn=conn)
+        conn.close()
+        finish = datetime.datetime.strptime(
+            actions["containerActions"][0]["finish_time"], "%Y-%m-%dT%H:%M:%S.%f").replace(
+            tzinfo=datetime.UTC).timestamp()
+        return {"uuid": ident, "sent": sent, "answered": answered, "seen": seen,
+                "finished": finish}
+
+    def delete(self, ident: str) -> None:
+        self.request("DELETE", f"/v1/containers/{ident}?force=true")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.request("GET", f"/v1/containers/{ident}")[0] == 404:
+                return
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def raw_once(api: docker.APIClient, network: str | None, zun_args: bool) -> tuple[float, str]:
+    name = f"bench-raw-{uuid.uuid4().hex[:12]}"
+    if zun_args:
+        row = {"uuid": str(uuid.uuid4()), "image": IMAGE, "command": COMMAND, "cpu": CPU,
+               "memory": str(MEMORY_MB), "labels": {"bench": "raw"}}
+        spec = build_create_spec(row, IMAGE, {"network_mode": network,
+                                              "endpoints": {network: {}}})
+        spec.create["name"] = name
+        spec.create["labels"]["zun.managed"] = "false"  # not Zun's: no reaper may take it
+        start = time.perf_counter()
+        created = api.create_container(host_config=api.create_host_config(**spec.host_config),
+                                       **spec.create)
+    else:
+        start = time.perf_counter()
+        created = api.create_container(IMAGE, COMMAND, name=name, labels={"bench": "raw"},
+                                       host_config=api.create_host_config())
+    api.start(created["Id"])
+    return time.perf_counter() - start, created["Id"]
+
+
+def parallel(fn: Any, count: int) -> list[Any]:
+    results: list[Any] = [None] * count
+    barrier = threading.Barrier(count)
+
+    def run(i: int) -> None:
+        barrier.wait()
+        results[i] = fn()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def step_table(steps_file: Path, runs: list[dict[str, Any]]) -> dict[str, float]:
+    by_uuid: dict[str, dict[str, tuple[float, float]]] = defaultdict(dict)
+    for line in steps_file.read_text().splitlines():
+        rec = json.loads(line)
+        by_uuid[rec["uuid"]].setdefault(rec["step"], (rec["start"], rec["end"]))
+    table: dict[str, list[float]] = defaultdict(list)
+    for run in runs:
+        steps = by_uuid.get(run["uuid"], {})
+        for name, (start, end) in steps.items():
+            if name not in ("node: whole create", "node: network + docker create"):
+                table[name].append(end - start)
+        if "node: network + docker create" in steps and "node: docker create" in steps:
+            both, create = steps["node: network + docker create"], steps["node: docker create"]
+            table["node: network"].append((both[1] - both[0]) - (create[1] - create[0]))
+        if "api: cast" in steps and "node: whole create" in steps:
+            table["node: queue"].append(steps["node: whole create"][0] - steps["api: cast"][1])
+        if "node: status write" in steps:
+            table["client: write -> seen"].append(run["seen"] - steps["node: status write"][1])
+    return {name: statistics.median(v) * 1000 for name, v in table.items()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--parallel", type=int, default=10)
+    parser.add_argument("--poll", type=float, default=0.02)
+    args = parser.parse_args()
+
+    client = docker.from_env(timeout=300)
+    client.images.get(IMAGE)  # scripts/test-images.sh builds it
+    base = Path(tempfile.mkdtemp(prefix="zun-bench-steps-"))
+    raw_net = f"bench-raw-{uuid.uuid4().hex[:8]}"
+    client.networks.create(raw_net, driver="bridge", labels={"bench": "raw"})
+    zun = Zun(base)
+    raw_ids: list[str] = []
+    api_ids: list[str] = []
+    load0 = os.getloadavg()[0]
+    try:
+        keeper = zun.create_and_wait(0.1)  # the project network exists from here on
+        api_ids.append(keeper["uuid"])
+        api_ids.append(zun.create_and_wait(args.poll)["uuid"])  # warm-up
+        raw_ids.append(client.containers.run(IMAGE, COMMAND, detach=True, network=raw_net,
+                                             labels={"bench": "raw"}).id)
+        for zun_args, net in ((True, raw_net), (False, None)):
+            raw_ids.append(raw_once(client.api, net, zun_args)[1])
+
+        idle: list[dict[str, Any]] = []
+        quiet: list[dict[str, Any]] = []
+        raw_t: list[float] = []
+        plain_t: list[float] = []
+        for _ in range(args.runs):
+            run = zun.create_and_wait(args.poll)
+            idle.append(run)
+            api_ids.append(run["uuid"])
+            elapsed, ident = raw_once(client.api, raw_net, True)
+            raw_t.append(elapsed)
+            raw_ids.append(ident)
+            elapsed, ident = raw_once(client.api, None, False)
+            plain_t.append(elapsed)
+            raw_ids.append(ident)
+            run = zun.create_and_wait(0.5)
+            quiet.append(run)
+            api_ids.append(run["uuid"])
+        # Removed between phases, untimed, so the load phase starts from the same engine.
+        for ident in api_ids[2:]:
+            zun.delete(ident)
+        del api_ids[2:]
+        for ident in raw_ids[1:]:
+            client.api.remove_container(ident, force=True)
+        del raw_ids[1:]
+
+        loaded = parallel(lambda: zun.create_and_wait(args.poll), args.parallel)
+        api_ids += [r["uuid"] for r in loaded]
+        raw_loaded = parallel(lambda: raw_once(docker.from_env(timeout=300).api, raw_net, True),
+                              args.parallel)
+        raw_ids += [ident for _, ident in raw_loaded]
+        load1 = os.getloadavg()[0]
+
+        med = statistics.median
+        client_idle = med(r["seen"] - r["sent"] for r in idle)
+        stamped_idle = med(r["finished"] - r["sent"] for r in idle)
+        stamped_quiet = med(r["finished"] - r["sent"] for r in quiet)
+        raw_idle, plain_idle = med(raw_t), med(plain_t)
+        client_load = med(r["seen"] - r["sent"] for r in loaded)
+        raw_load = med(t for t, _ in raw_loaded)
+        print(f"load average {load0:.1f} at start, {load1:.1f} at the end, on "
+              f"{os.cpu_count()} CPUs; {args.runs} idle rounds, {args.parallel} parallel")
+        print("\nidle (medians):")
+        print(f"  API, client polling show every {args.poll * 1000:.0f} ms   "
+              f"{client_idle * 1000:8.1f} ms")
+        print(f"  API, Running written (action finish)      {stamped_idle * 1000:8.1f} ms")
+        print(f"  API, polled every 500 ms, Running written  {stamped_quiet * 1000:8.1f} ms")
+        print(f"  raw docker-py, Zun's arguments + network  {raw_idle * 1000:8.1f} ms")
+        print(f"  plain docker-py create+start, default bridge {plain_idle * 1000:5.1f} ms")
+        print(f"  client / raw (Zun's args)                 {client_idle / raw_idle:8.2f} "
+              "(target <= 1.15)")
+        print(f"  client / plain (default bridge)           {client_idle / plain_idle:8.2f}")
+        print(f"  raw (Zun's args) / plain                  {raw_idle / plain_idle:8.2f}")
+        print(f"  fast poll / slow poll (Running written)   {stamped_idle / stamped_quiet:8.2f}"
+              " (1.0: polling does not slow the create)")
+        print(f"\n{args.parallel} parallel (p50):")
+        print(f"  API, client-visible                       {client_load * 1000:8.1f} ms")
+        print(f"  raw docker-py, Zun's arguments + network  {raw_load * 1000:8.1f} ms")
+        print(f"  client / raw                              {client_load / raw_load:8.2f} "
+              "(target <= 1.3)")
+        idle_steps = step_table(zun.steps, idle)
+        load_steps = step_table(zun.steps, loaded)
+        print("\nsteps of an API create (median ms)          idle   parallel")
+        post_idle = med(r["answered"] - r["sent"] for r in idle) * 1000
+        post_load = med(r["answered"] - r["sent"] for r in loaded) * 1000
+        print(f"  {'client: POST -> 202':<40} {post_idle:7.1f} {post_load:9.1f}")
+        for name in STEP_ORDER:
+            print(f"  {name:<40} {idle_steps.get(name, float('nan')):7.1f} "
+                  f"{load_steps.get(name, float('nan')):9.1f}")
+    finally:
+        for ident in api_ids:
+            try:
+                zun.delete(ident)
+            except Exception:  # noqa: BLE001 - best effort, the reaper below catches the rest
+                pass
+        zun.stop()
+        for container in client.containers.list(
+                all=True, filters={"label": f"zun.host={zun.host}"}):
+            container.remove(force=True)
+        for ident in raw_ids:
+            try:
+                client.api.remove_container(ident, force=True)
+            except docker.errors.NotFound:
+                pass
+        client.networks.get(raw_net).remove()
+        shutil.rmtree(base, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    sys.exit(main())
