@@ -13,6 +13,7 @@ One run, on the local Docker engine, with ``zun-all`` (SQLite, in-process bus) s
      project network has;
    * plain: docker-py create + start of the same image and command, no options, on Docker's
      default bridge (what ``docker run -d`` does, without the CLI's own start-up);
+   * Zun's arguments on Docker's default bridge: what the project network itself costs;
    * quiet: the API create again, polled only every 500 ms, and its create action's
      ``finish_time``: does fast polling slow the create down?
 2. **Under load**: ``--parallel`` API creates at once (each polled every ``--poll``), then
@@ -244,6 +245,7 @@ def main() -> int:
         quiet: list[dict[str, Any]] = []
         raw_t: list[float] = []
         plain_t: list[float] = []
+        args_default_t: list[float] = []
         for _ in range(args.runs):
             run = zun.create_and_wait(args.poll)
             idle.append(run)
@@ -253,6 +255,9 @@ def main() -> int:
             raw_ids.append(ident)
             elapsed, ident = raw_once(client.api, None, False)
             plain_t.append(elapsed)
+            raw_ids.append(ident)
+            elapsed, ident = raw_once(client.api, "bridge", True)
+            args_default_t.append(elapsed)
             raw_ids.append(ident)
             run = zun.create_and_wait(0.5)
             quiet.append(run)
@@ -288,10 +293,13 @@ def main() -> int:
         print(f"  API, polled every 500 ms, Running written  {stamped_quiet * 1000:8.1f} ms")
         print(f"  raw docker-py, Zun's arguments + network  {raw_idle * 1000:8.1f} ms")
         print(f"  plain docker-py create+start, default bridge {plain_idle * 1000:5.1f} ms")
+        args_default = med(args_default_t)
+        print(f"  raw docker-py, Zun's arguments, default bridge {args_default * 1000:4.1f} ms")
         print(f"  client / raw (Zun's args)                 {client_idle / raw_idle:8.2f} "
               "(target <= 1.15)")
         print(f"  client / plain (default bridge)           {client_idle / plain_idle:8.2f}")
         print(f"  raw (Zun's args) / plain                  {raw_idle / plain_idle:8.2f}")
+        print(f"  of which the project bridge (vs default)  {raw_idle / args_default:8.2f}")
         print(f"  fast poll / slow poll (Running written)   {stamped_idle / stamped_quiet:8.2f}"
               " (1.0: polling does not slow the create)")
         print(f"\n{args.parallel} parallel (p50):")

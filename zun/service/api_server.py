@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import resource
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -39,6 +40,12 @@ MAX_CONNECTIONS = 10_000
 # Descriptors kept back from the connection budget (database pool, message bus, logs).
 RESERVED_FDS = 256
 BACKLOG = 2048
+# Seconds a thread may hold the GIL while another waits (Python's default is 5 ms). A thread
+# back from a socket read waits that long for a thread that is building a page; pymysql
+# reads a 1000-row result in ~100 reads and waitress writes it in ~60 sends, so with the
+# default a worker serving 4 lists at once served them ~10 times slower than one at a time
+# (benchmarks/read_path.py: C=8 gave 0.1 requests/s against 1.0 at C=1 with 2 workers).
+GIL_SWITCH_INTERVAL = 0.0005
 
 
 def raise_fd_limit() -> int:
@@ -111,6 +118,7 @@ class ApiServer:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
+        sys.setswitchinterval(GIL_SWITCH_INTERVAL)
         sock = self.sock if self.sock is not None else bind_socket(self.host, self.port)
         adj = Adjustments(
             sockets=[sock], threads=self.threads, ident="zun-api",
