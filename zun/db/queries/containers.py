@@ -108,7 +108,7 @@ def _with_registry_uuids(session: Session, rows: Sequence[Row[Any]]) -> list[tup
         return [(*row[:-1], None) for row in rows]
     found = dict(session.connection().execute(
         sa.select(models.Registry.id, models.Registry.uuid).where(models.Registry.id.in_(ids))
-    ).tuples().all())
+    ).all())
     return [(*row[:-1], found.get(row[-1])) for row in rows]
 
 
