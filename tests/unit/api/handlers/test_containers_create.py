@@ -8,6 +8,7 @@ import pytest
 from unit.api.handlers import containers_support as support
 from unit.api.handlers.containers_support import (
     PROJECT_A,
+    container_row,
     db_row,
     node_usage,
     set_rules,
@@ -241,6 +242,22 @@ def test_more_than_the_nodes_physical_cpus_or_memory_is_no_valid_host(api, nodes
     r = _create(api, {"image": "busybox", "cpu": 2, "memory": 2048})
     assert r.json["status"] == "Creating" and r.json["host"] == "small"
     assert node_usage("small") == (2.0, 2048, 0)
+
+
+def test_spread_puts_a_projects_containers_apart_then_balances(api, nodes, seed):
+    for host in ("a", "b"):
+        seed.service(host)
+        seed.compute_node(host, cpus=4, cpu_used=0.0, mem_total=8192, mem_used=0, disk_used=0)
+        nodes.start(host)
+    for _ in range(3):
+        seed.row(container_row(host="a", project_id="project-other", cpu=None, memory=None))
+    seed.row(container_row(host="b", project_id=PROJECT_A, cpu=None, memory=None))
+    member = api.as_member(PROJECT_A).at("1.40")
+    hosts = [db_row(member.post("/v1/containers", json={"image": "busybox"}).json["uuid"]).host
+             for _ in range(4)]
+    # a holds none of project-a's containers (anti-affinity beats a's larger count), then the
+    # project has one on each and b holds fewer in all, and so on.
+    assert hosts == ["a", "b", "a", "b"]
 
 
 def test_dead_or_disabled_or_other_zone_node_is_not_chosen(api, nodes, seed):
