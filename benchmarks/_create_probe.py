@@ -51,7 +51,14 @@ def _row_uuid(_self: Any, row: Any, *_a: Any, **_k: Any) -> str | None:
 
 
 def install() -> None:
-    from zun.compute import api, manager, rpcapi
+    from zun.compute import (
+        api,
+        container_base,
+        container_lifecycle,
+        container_resources,
+        container_rows,
+        rpcapi,
+    )
     from zun.runtime.docker import driver
 
     def insert_uuid(_self: Any, _ctx: Any, values: dict[str, Any], *_a: Any, **_k: Any) -> str:
@@ -62,17 +69,16 @@ def install() -> None:
           lambda _s, _c, uuid, *a, **k: uuid)
     _wrap(rpcapi.ContainerRPCAPI, "container_create", "api: cast",
           lambda _s, _c, _h, uuid, *a, **k: uuid)
-    _wrap(manager.ContainerManager, "_do_create", "node: whole create",
+    _wrap(container_lifecycle.ContainerLifecycle, "_do_create", "node: whole create",
           lambda _s, _c, uuid, *a, **k: uuid)
-    _wrap(manager.ContainerManager, "_pull", "node: image check", _row_uuid)
-    _wrap(manager.ContainerManager, "_prepare_volumes", "node: volumes", _row_uuid)
-    _wrap(manager.ContainerManager, "_create_engine_container", "node: network + docker create",
-          _row_uuid)
+    base = container_base.ContainerNodeBase
+    _wrap(base, "_pull", "node: image check", _row_uuid)
+    _wrap(container_resources.NodeResources, "prepare_volumes", "node: volumes", _row_uuid)
+    _wrap(base, "_create_engine_container", "node: network + docker create", _row_uuid)
     _wrap(driver.DockerDriver, "create", "node: docker create", _row_uuid)
     _wrap(driver.DockerDriver, "start", "node: docker start", _row_uuid)
-    _wrap(manager.ContainerManager, "_engine_fields", "node: inspect", _row_uuid)
-    _wrap(manager.ContainerManager, "_finish", "node: status write",
-          lambda _c, uuid, *a, **k: uuid, static=True)
+    _wrap(base, "engine_fields", "node: inspect", _row_uuid)
+    _wrap(container_rows, "finish", "node: status write", lambda _c, uuid, *a, **k: uuid)
 
 
 if __name__ == "__main__":

@@ -212,12 +212,15 @@ class ContainerAPI:
         unhealthy: dict[str, str] = {}
         with engine.transaction(readonly=True) as session:
             row = container_q.find_view_row(session, context, ident)
+            up = False
             if row.host:
-                unhealthy = node_health.unhealthy_hosts(session, {row.host})
+                up, reason = node_health.host_health(session, row.host)
+                if reason is not None:
+                    unhealthy = {row.host: reason}
             refresh = bool(row.host) and row.host not in unhealthy and _node_would_refresh(row)
             if refresh:
                 try:
-                    if not self.rpcapi.host_up(row.host, session):
+                    if not self.rpcapi.host_up(row.host, session, known=up):
                         refresh_error = rpcapi_mod.ContainerHostDown(container=row.uuid,
                                                                      host=row.host)
                 except Exception as exc:  # noqa: BLE001 - e.g. no bus: the stored copy

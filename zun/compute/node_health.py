@@ -68,13 +68,40 @@ def unhealthy_hosts(session: Session, hosts: set[str] | None = None) -> dict[str
     now = _now()
     found: dict[str, str] = {}
     for row in session.execute(stmt):
-        seen = row.last_seen_up or row.updated_at or row.created_at
-        if not compute_nodes.service_is_up(row.last_seen_up, row.updated_at, row.created_at,
-                                           row.forced_down, now):
-            found[row.host] = down_reason(row.host, seen, row.forced_down, now)
-        elif row.disabled and (row.disabled_reason or "").startswith(AUTO_PREFIX.strip()):
-            found[row.host] = engine_reason(row.host, row.disabled_reason or "")
+        reason = _unhealthy_reason(row, now)
+        if reason is not None:
+            found[row.host] = reason
     return found
+
+
+def _unhealthy_reason(row: Any, now: datetime.datetime) -> str | None:
+    seen = row.last_seen_up or row.updated_at or row.created_at
+    if not compute_nodes.service_is_up(row.last_seen_up, row.updated_at, row.created_at,
+                                       row.forced_down, now):
+        return down_reason(row.host, seen, row.forced_down, now)
+    if row.disabled and (row.disabled_reason or "").startswith(AUTO_PREFIX.strip()):
+        return engine_reason(row.host, row.disabled_reason or "")
+    return None
+
+
+# Built once: a show asks it for its container's host on every request.
+_ONE_HOST = sa.select(S.host, S.last_seen_up, S.updated_at, S.created_at, S.forced_down,
+                      S.disabled, S.disabled_reason).where(
+                          S.binary == compute_nodes.COMPUTE_BINARY,
+                          S.host == sa.bindparam("host")).limit(1)
+
+
+def host_health(session: Session, host: str) -> tuple[bool, str | None]:
+    """``(service up, reason it is unhealthy or None)`` of one host, in one query.
+
+    A host with no service row is not up and not unhealthy (see the module's note)."""
+    row = session.connection().execute(_ONE_HOST, {"host": host}).first()
+    if row is None:
+        return False, None
+    now = _now()
+    up = compute_nodes.service_is_up(row.last_seen_up, row.updated_at, row.created_at,
+                                     row.forced_down, now)
+    return up, _unhealthy_reason(row, now)
 
 
 def host_down(session: Session, host: str) -> str | None:

@@ -67,12 +67,17 @@ class ContainerRPCAPI:
 
     # --- plumbing -----------------------------------------------------------------------
 
-    def host_up(self, host: str, session: Session | None = None) -> bool:
-        """Whether ``host`` is up, read in the caller's ``session`` when it has one."""
+    def host_up(self, host: str, session: Session | None = None,
+                known: bool | None = None) -> bool:
+        """Whether ``host`` is up: ``known`` when the caller read it already (the same query
+        as :func:`host_is_up`), else read in the caller's ``session`` when it has one."""
         if self._is_host_up is None:
             return True
-        if self._is_host_up is host_is_up and session is not None:
-            return compute_nodes.compute_service_up(session, host)
+        if self._is_host_up is host_is_up:
+            if known is not None:
+                return known
+            if session is not None:
+                return compute_nodes.compute_service_up(session, host)
         return self._is_host_up(host)
 
     def require_up(self, host: str | None, container_uuid: str) -> str:
