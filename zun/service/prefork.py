@@ -8,13 +8,16 @@ held by a request) leaves new connections to an idle one.
 
 SIGTERM or SIGINT to the parent is passed on to every child, which finishes the requests it
 is running (``ApiServer.stop``) and exits; a child still alive after ``STOP_TIMEOUT`` seconds
-is killed. A child that dies is replaced, unless it exited with an error during start-up
+is killed; a child whose parent dies (even killed) gets SIGTERM from the kernel. A child that
+dies is replaced, unless it exited with an error during start-up
 (``STARTUP_GRACE`` seconds): then the configuration or the environment is wrong and the
 parent stops everything and exits with an error instead of looping.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import logging
 import os
 import signal
@@ -27,6 +30,7 @@ LOG = logging.getLogger(__name__)
 STOP_TIMEOUT = 40.0
 STARTUP_GRACE = 5.0
 _POLL = 0.2
+_PR_SET_PDEATHSIG = 1
 
 
 def _spawn(child_main: Callable[[], int]) -> int:
@@ -37,6 +41,7 @@ def _spawn(child_main: Callable[[], int]) -> int:
     try:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, signal.SIG_DFL)
+        _stop_with_parent()
         code = child_main()
     except BaseException:  # the child must never return into the parent's code
         LOG.exception("API worker %s failed", os.getpid())
@@ -44,6 +49,18 @@ def _spawn(child_main: Callable[[], int]) -> int:
         logging.shutdown()
         os._exit(code)
     return 0  # not reached
+
+
+def _stop_with_parent() -> None:
+    """Ask Linux for a SIGTERM when the parent dies (even by SIGKILL): no orphan workers
+    keep serving the port."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        LOG.debug("prctl(PR_SET_PDEATHSIG) is not available here")
+    if os.getppid() == 1:  # the parent died before the request took effect
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def run_workers(workers: int, child_main: Callable[[], int]) -> int:

@@ -119,3 +119,20 @@ def test_sigterm_stops_every_worker_and_exits_zero(zun_api: ZunApi) -> None:
             "zombie" in Path(f"/proc/{child}/status").read_text()
     assert "Traceback" not in zun_api.log.read_text()
 
+
+
+def test_workers_stop_when_the_parent_is_killed(zun_api: ZunApi) -> None:
+    children = _children(zun_api.proc.pid)
+    zun_api.proc.kill()
+    zun_api.proc.wait()
+
+    def alive(pid: int) -> bool:
+        try:
+            return "zombie" not in Path(f"/proc/{pid}/status").read_text()
+        except FileNotFoundError:
+            return False
+
+    def all_gone() -> bool:
+        return not any(alive(pid) for pid in children)
+
+    assert _wait_for(all_gone, timeout=60), "orphan workers kept running"
