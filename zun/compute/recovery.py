@@ -5,8 +5,8 @@ Read once, through the host index, before the node takes messages:
 =====================================================  =========================================
 Row                                                    Action
 =====================================================  =========================================
-Creating, with its create request stored for this    what a first try left is removed, and the
-host (zun.db.queries.attempts)                        create starts again (claim kept)
+Creating, task container_creating, with its create   what a first try left is removed, and the
+request stored for this host                           create starts again (claim kept)
 Creating, or task image_pulling / container_creating   undo the create (engine container,
 (no stored request)                                    volumes, claim, host), Error "Container
                                                        failed to create correctly"
@@ -69,7 +69,10 @@ def recover(manager: ContainerLifecycle, context: RequestContext) -> None:
 
 def _recover_one(manager: ContainerLifecycle, context: RequestContext, row: Any) -> None:
     task = row.task_state
-    if row.status == consts.CREATING and task in _CREATE_TASKS and _redo_create(manager, row):
+    # An interrupted pull is not redone: it is the likeliest to hang again (a registry that
+    # does not answer); the create then ends in Error as before.
+    if row.status == consts.CREATING and task == consts.CONTAINER_CREATING and \
+            _redo_create(manager, row):
         return
     if row.status == consts.CREATING or task in _CREATE_TASKS:
         LOG.warning("Container %s was being created when the node stopped", row.uuid)

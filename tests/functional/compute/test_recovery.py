@@ -46,7 +46,7 @@ def test_interrupted_create_with_its_request_is_done_again(node: Any,
     container goes first, the claim stays."""
     from zun.db.queries import attempts as attempt_q
 
-    uuid_, ctx = node.add(task_state=consts.IMAGE_PULLING)
+    uuid_, ctx = node.add(task_state=consts.CONTAINER_CREATING)
     with db_engine.transaction() as session:
         action_id = session.scalar(sa.select(models.ContainerAction.id)
                                    .where(models.ContainerAction.container_uuid == uuid_))
