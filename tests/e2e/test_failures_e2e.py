@@ -188,6 +188,10 @@ def test_killed_after_create_was_accepted(tmp_path: Path, docker_client: Any,
         server.kill()
         server.start()
         zun = server.client()
+        # A create the node had not finished is done again at start-up from its stored
+        # request (docs/operations.md, node loss): let those settle first.
+        for uuid_ in uuids:
+            wait_for(zun, uuid_, ("Running", "Error"))
         rows = assert_consistent(zun, server, docker_client)
         by_uuid = {r.uuid: r for r in rows}
         for uuid_ in uuids:
