@@ -12,9 +12,6 @@ from typing import Any
 from oslo_utils import strutils
 
 from zun.common import consts, exception
-from zun.image import reference
-
-_UNSET: Any = object()
 
 
 def conf_value(group: str | None, name: str, default: Any) -> Any:
@@ -155,23 +152,6 @@ def format_status_detail(status_time: str, now: datetime.datetime | None = None)
     return None
 
 
-def get_image_pull_policy(image_pull_policy: str | None, image_tag: str | None) -> str:
-    """The policy to apply: the given one, else ``always`` whatever the tag."""
-    return image_pull_policy or consts.DEFAULT_IMAGE_PULL_POLICY
-
-
-def should_pull_image(image_pull_policy: str | None, present: bool) -> bool:
-    """Whether to pull: ``always`` yes, ``ifnotpresent`` when absent, anything else no.
-
-    Only the lower-case spellings count, as on Zun's nodes.
-    """
-    if image_pull_policy == consts.IMAGE_PULL_POLICY_ALWAYS:
-        return True
-    if image_pull_policy == consts.IMAGE_PULL_POLICY_IFNOTPRESENT:
-        return not present
-    return False
-
-
 def is_all_projects(search_opts: dict[str, Any]) -> bool:
     """Strict boolean of ``search_opts['all_projects']``; absent or empty is False."""
     value = search_opts.get("all_projects")
@@ -208,31 +188,3 @@ def validate_sort_dir(sort_dir: str) -> str:
             message=f"Invalid sort direction: {sort_dir}. "
             "Acceptable values are 'asc' or 'desc'")
     return sort_dir
-
-
-def parse_image_name(image: str, driver: str | None = None, registry: Any = None,
-                     default_registry: str | None = _UNSET) -> tuple[str, str]:
-    """``(repo, tag)`` of an image reference, as the node pulls it.
-
-    Glance images get an empty tag. Otherwise the tag defaults to ``latest``, the digest is
-    dropped, and a name without a domain is prefixed with the registry's domain (``registry``:
-    an object with ``domain`` or the domain string), else ``[docker]/default_registry``
-    (``default_registry`` overrides the option). Invalid references raise
-    :class:`exception.InvalidReference` subclasses.
-    """
-    parsed = reference.parse(image)
-    repo = parsed.name
-    if driver is None:
-        driver = conf_value(None, "default_image_driver", consts.IMAGE_DRIVER_DOCKER)
-    if driver == consts.IMAGE_DRIVER_GLANCE:
-        return repo, ""
-    tag = parsed.tag or "latest"
-    domain, _ = parsed.split_hostname()
-    if not domain:
-        registry_domain = getattr(registry, "domain", registry)
-        if default_registry is _UNSET:
-            default_registry = conf_value("docker", "default_registry", None)
-        prefix = registry_domain or default_registry
-        if prefix:
-            repo = f"{prefix}/{repo}"
-    return repo, tag

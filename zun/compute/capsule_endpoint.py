@@ -55,7 +55,6 @@ from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
 from zun.compute import claims
 from zun.compute.capsule_phase import PHASE_STATUS, capsule_phase, exit_code
-from zun.compute.image_rows import ImageRows
 from zun.compute.keyed_executor import KeyedExecutor
 from zun.db import engine
 from zun.db.queries import actions as action_q
@@ -63,7 +62,8 @@ from zun.db.queries import capsules as capsule_q
 from zun.db.queries import containers as container_q
 from zun.db.queries import node as node_q
 from zun.image import docker_driver as image_driver
-from zun.image import reference
+from zun.image import policy as image_policy
+from zun.image.service import ImageService
 from zun.network import addresses as net_addresses
 from zun.network import docker_network
 from zun.runtime.contract import ContainerRuntime
@@ -126,7 +126,7 @@ class CapsuleEndpoint:
         self._driver = driver
         self._state_dir = Path(state_dir) if state_dir else None
         self.workers = KeyedExecutor(max_workers or DEFAULT_MAX_WORKERS, "zun-capsule")
-        self._image_rows = ImageRows(host)
+        self.images = ImageService(host, lambda: self.driver.client)
 
     # --- plumbing ---------------------------------------------------------------------------
 
@@ -256,19 +256,10 @@ class CapsuleEndpoint:
 
     # --- images -----------------------------------------------------------------------------
 
-    def _pull(self, context: RequestContext, row: Any, image: str,
-              pull_policy: str | None) -> str:
-        repo, tag = zun_utils.parse_image_name(image, consts.IMAGE_DRIVER_DOCKER)
-        policy = zun_utils.get_image_pull_policy(pull_policy, tag)
-        auth = None
-        domain = reference.parse(image).split_hostname()[0]
-        if domain:
-            from zun.compute.image_endpoint import registry_auth
-
-            auth = registry_auth(context, domain)
-        info = image_driver.pull_image(self.driver.client, repo, tag, policy, auth)
-        self._image_rows.record(repo, tag, info, row.project_id, row.user_id)
-        return image_driver.image_ref(repo, tag)
+    def _pull(self, row: Any, image: str, pull_policy: str | None, **known: Any) -> str:
+        return self.images.pull_for(image, policy=pull_policy, project_id=row.project_id,
+                                    user_id=row.user_id, driver_name=consts.IMAGE_DRIVER_DOCKER,
+                                    **known)
 
     def sandbox_image(self, context: RequestContext, capsule: Any) -> tuple[str, list[str] | None]:
         """The sandbox's image reference and command (None: the image's own)."""
@@ -278,16 +269,15 @@ class CapsuleEndpoint:
                 message=f"Sandbox image driver {driver} is not available on host {self.host}; "
                         "set [DEFAULT]/sandbox_image_driver to docker.")
         image = capsule.image or zun_utils.conf_value(None, "sandbox_image", "kubernetes/pause")
-        policy = str(zun_utils.conf_value(None, "sandbox_image_pull_policy",
-                                          consts.IMAGE_PULL_POLICY_IFNOTPRESENT) or "").lower()
-        repo, tag = zun_utils.parse_image_name(image, consts.IMAGE_DRIVER_DOCKER)
+        policy = image_policy.effective_policy(zun_utils.conf_value(
+            None, "sandbox_image_pull_policy", consts.IMAGE_PULL_POLICY_IFNOTPRESENT))
+        repo, tag = image_policy.parse_image_name(image, consts.IMAGE_DRIVER_DOCKER)
         ref = image_driver.image_ref(repo, tag)
-        present = image_driver.inspect_image(self.driver.client, ref) is not None
-        if not present and not zun_utils.should_pull_image(policy, False):
+        present = self.images.inspect(ref)
+        if present is None and not image_policy.should_pull(policy, False):
             fallback = zun_utils.conf_value(None, "sandbox_fallback_image",
                                             DEFAULT_FALLBACK_IMAGE)
-            if fallback and image_driver.inspect_image(self.driver.client,
-                                                       fallback) is not None:
+            if fallback and self.images.inspect(fallback) is not None:
                 LOG.info("Sandbox image %s is absent and may not be pulled (%s): capsule %s "
                          "uses %s", ref, policy, capsule.uuid, fallback)
                 return fallback, _fallback_command()
@@ -295,7 +285,8 @@ class CapsuleEndpoint:
                 message=f"Sandbox image {ref} is not on host {self.host}, the sandbox image "
                         f"pull policy '{policy}' does not allow pulling it, and the fallback "
                         f"image {fallback or '(none)'} is not there either.")
-        return self._pull(context, capsule, image, policy), None
+        # The inspection above is the pull's: an image is inspected once before a pull.
+        return self._pull(capsule, image, policy, present=present), None
 
     # --- engine containers ------------------------------------------------------------------
 
@@ -332,7 +323,7 @@ class CapsuleEndpoint:
 
     def _create_member(self, context: RequestContext, capsule: Any, member: Any,
                        mounts: list[Any], built: _Built) -> str:
-        image_ref = self._pull(context, member, member.image, member.image_pull_policy)
+        image_ref = self._pull(member, member.image, member.image_pull_policy)
         values = member.as_dict()
         values["exposed_ports"] = None  # published on the sandbox, which owns the network
         values["labels"] = self._labels(capsule.uuid)

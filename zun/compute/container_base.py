@@ -13,17 +13,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from zun.common import consts, crypt, exception
+from zun.common import consts, exception
 from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
 from zun.compute import container_rows as rows
 from zun.compute.container_resources import NodeResources, Taken
-from zun.compute.image_rows import ImageRows
 from zun.compute.keyed_executor import KeyedExecutor
+from zun.conf import CONF
 from zun.db import engine
 from zun.db.queries import node as node_q
-from zun.image import docker_driver as image_driver
-from zun.image import glance_client, glance_driver
+from zun.image.service import ImageService
 from zun.runtime.contract import ContainerRuntime
 from zun.runtime.docker import spec as spec_mod
 from zun.runtime.docker.client import is_not_found
@@ -44,7 +43,7 @@ class ContainerNodeBase:
         self._driver = driver
         self._state_dir = Path(state_dir) if state_dir else None
         self.workers = KeyedExecutor(max_workers or DEFAULT_MAX_WORKERS, "zun-compute")
-        self._image_rows = ImageRows(host)
+        self.images = ImageService(host, lambda: self.driver.client)
         self.resources = NodeResources(host, lambda: self.driver.engine, lambda: self.state_dir)
 
     # --- plumbing -------------------------------------------------------------------------
@@ -88,69 +87,21 @@ class ContainerNodeBase:
 
     # --- image ----------------------------------------------------------------------------
 
-    def _auth_for(self, registry: Any, repo: str) -> dict[str, str] | None:
-        if registry is not None:
-            if not registry.username:
-                return None
-            # Stored Fernet-encrypted; a wrong key raises InvalidEncryptionKey, whose message
-            # never holds the secret.
-            password = crypt.decrypt(registry.password) if registry.password else None
-            return {"username": registry.username, "password": password or "",
-                    "serveraddress": registry.domain}
-        default = zun_utils.conf_value("docker", "default_registry", None)
-        user = zun_utils.conf_value("docker", "default_registry_username", None)
-        if default and user and repo.startswith(f"{default}/"):
-            password = zun_utils.conf_value("docker", "default_registry_password", None)
-            return {"username": user, "password": password or "", "serveraddress": default}
-        return None
-
     def _pull(self, row: Any, image: str | None = None, driver_name: str | None = None,
               on_pull: Callable[[], None] | None = None) -> str:
         """Make the row's image present as its pull policy says; returns the engine ref.
 
         ``on_pull`` runs before an actual pull (the create sets task image_pulling then)."""
-        image = image or row.image
-        driver_name = driver_name or row.image_driver or zun_utils.conf_value(
-            None, "default_image_driver", consts.IMAGE_DRIVER_DOCKER)
-        if driver_name == consts.IMAGE_DRIVER_GLANCE:
-            return self._pull_from_glance(row, image, on_pull)
-        if driver_name != consts.IMAGE_DRIVER_DOCKER:
-            raise exception.OperationNotSupported(
-                message=f"Image driver {driver_name} is not available on host {self.host}; "
-                        "use image_driver docker.")
+        driver_name = driver_name or row.image_driver or CONF.default_image_driver
         registry = None
-        if row.registry_id:
+        if row.registry_id and driver_name == consts.IMAGE_DRIVER_DOCKER:
             with engine.transaction(readonly=True) as session:
                 registry = node_q.get_registry(session, row.registry_id)
             if registry is None:
                 raise exception.RegistryNotFound(registry=row.registry_id)
-        repo, tag = zun_utils.parse_image_name(image, driver_name, registry=registry)
-        policy = zun_utils.get_image_pull_policy(
-            (row.image_pull_policy or "").lower() or None, tag)
-        ref = image_driver.image_ref(repo, tag)
-        present = image_driver.inspect_image(self.driver.client, ref)
-        if present is not None and not zun_utils.should_pull_image(policy, True):
-            info = {"image_id": present["Id"], "size": present.get("Size")}
-        else:
-            if on_pull is not None and zun_utils.should_pull_image(policy, present is not None):
-                on_pull()
-            info = image_driver.pull_image(self.driver.client, repo, tag, policy,
-                                           self._auth_for(registry, repo))
-        self._image_rows.record(repo, tag, info, row.project_id, row.user_id)
-        return ref
-
-    def _pull_from_glance(self, row: Any, image: str,
-                          on_pull: Callable[[], None] | None) -> str:
-        """Download the Glance image with zun's service credentials, as the row's project may
-        see it (the API already found it with the user's token), and ``docker load`` it."""
-        policy = (row.image_pull_policy or "always").lower()
-        if on_pull is not None:
-            on_pull()
-        directory = zun_utils.conf_value("glance", "images_directory", None) or str(
-            Path(zun_utils.conf_value(None, "state_path", "/var/lib/zun")) / "images")
-        pulled = glance_driver.pull_image(self.driver.client, glance_client.for_service(),
-                                          image, directory, policy, for_project=row.project_id)
-        return pulled["ref"]
+        return self.images.pull_for(
+            image or row.image, policy=row.image_pull_policy, project_id=row.project_id,
+            user_id=row.user_id, registry=registry, driver_name=driver_name, on_pull=on_pull)
 
     # --- the engine container -------------------------------------------------------------
 

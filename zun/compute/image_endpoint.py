@@ -1,9 +1,9 @@
 """Node side of the image resource: pull, delete and search, on ``zun-compute.<host>``.
 
 * ``image_pull`` (cast) pulls the row's ``repo:tag`` into this node's engine (policy
-  ``always``: the user asked for a pull), with the credentials of the caller's project's
-  registry for that domain, else ``[docker]/default_registry_*``; then records the engine's
-  image id and size. A failed pull removes the row again (so the same repo and tag can be
+  ``always``: the user asked for a pull), with the credentials :mod:`zun.image.service`
+  chooses for the caller's project and the image's domain; then records the engine's image
+  id and size. A failed pull removes the row again (so the same repo and tag can be
   pulled again; the API answered 202 long before) and logs why.
 * ``image_delete`` (cast) removes the image from the engine, then the row; an engine that
   refuses (the image is in use) keeps both, and logs why.
@@ -23,46 +23,20 @@ from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
 from zun.db import engine
 from zun.db.queries import images as image_q
-from zun.db.queries import registries as registry_q
-from zun.image import docker_driver, reference
+from zun.image import docker_driver
 from zun.image import registry as registry_search
+from zun.image.service import ImageService, domain_of
 from zun.runtime.contract import ContainerRuntime
 from zun.runtime.docker.driver import DockerDriver
 
 LOG = logging.getLogger(__name__)
 
 
-def _domain(image: str) -> str:
-    try:
-        return reference.parse(image).split_hostname()[0]
-    except exception.ZunException:
-        return ""
-
-
-def registry_auth(context: RequestContext | None, domain: str) -> dict[str, str] | None:
-    """Credentials for ``domain``: the caller's project's registry, else the configured
-    default registry's; None for an anonymous pull."""
-    if not domain:
-        return None
-    project_id = getattr(context, "project_id", None)
-    with engine.transaction(readonly=True) as session:
-        row = registry_q.find_for_domain(session, project_id, domain)
-    if row is not None and row.username:
-        return {"username": row.username,
-                "password": registry_q.decrypted_password(row) or "",
-                "serveraddress": domain}
-    default = zun_utils.conf_value("docker", "default_registry", None)
-    user = zun_utils.conf_value("docker", "default_registry_username", None)
-    if default and domain == default and user:
-        password = zun_utils.conf_value("docker", "default_registry_password", None) or ""
-        return {"username": user, "password": password, "serveraddress": domain}
-    return None
-
-
 class ImageEndpoint:
     def __init__(self, host: str, driver: ContainerRuntime | None = None) -> None:
         self.host = host
         self._driver = driver
+        self.images = ImageService(host, lambda: self.client)
 
     @property
     def client(self) -> Any:
@@ -77,10 +51,8 @@ class ImageEndpoint:
         if row is None or not row.repo:
             LOG.warning("Image %s to pull is gone", image_uuid)
             return
-        auth = registry_auth(context, _domain(row.repo))
         try:
-            info = docker_driver.pull_image(self.client, row.repo, row.tag or "latest",
-                                            "always", auth)
+            info = self.images.pull_row(context.project_id, row.repo, row.tag)
         except Exception as exc:
             LOG.error("Pulling image %s (%s:%s) failed: %s; removing its record",
                       image_uuid, row.repo, row.tag, exc)
@@ -114,12 +86,12 @@ class ImageEndpoint:
         if driver == consts.IMAGE_DRIVER_GLANCE:
             raise exception.Invalid(message="Image search with the glance driver is not "
                                             "available: this deployment has no Glance.")
-        domain = _domain(image) or zun_utils.conf_value("docker", "default_registry", None)
+        domain = domain_of(image) or zun_utils.conf_value("docker", "default_registry", None)
         if not domain:
             raise exception.Invalid(
                 message="No registry to search: name it in the image (registry/name) or set "
                         "[docker]/default_registry.")
-        auth = registry_auth(context, domain)
+        auth = self.images.credentials(context.project_id, domain)
         return registry_search.search_image(image, domain, auth, exact_match=bool(exact_match))
 
 

@@ -1,4 +1,4 @@
-"""Images in the node's Docker engine: pull by policy, inspect, delete.
+"""Images in the node's Docker engine: inspect, pull, delete (the policy is zun.image.service's).
 
 Registry credentials are handed to docker-py only (it sends them in the ``X-Registry-Auth``
 header); they are never logged, stored or put in an exception message here.
@@ -11,7 +11,7 @@ from typing import Any
 
 import docker
 
-from zun.common import exception, utils
+from zun.common import exception
 from zun.runtime.docker.client import call, engine_explanation, is_not_found
 
 LOG = logging.getLogger(__name__)
@@ -24,11 +24,6 @@ def image_ref(repo: str, tag: str | None) -> str:
     return f"{repo}:{tag}"
 
 
-def _summary(info: dict[str, Any], repo: str, tag: str | None, pulled: bool) -> dict[str, Any]:
-    return {"image_id": info["Id"], "repo": repo, "tag": tag, "size": info.get("Size"),
-            "pulled": pulled}
-
-
 def inspect_image(client: docker.APIClient, ref: str) -> dict[str, Any] | None:
     """The engine's image document, or None when the engine does not have ``ref``."""
     try:
@@ -39,31 +34,16 @@ def inspect_image(client: docker.APIClient, ref: str) -> dict[str, Any] | None:
         raise
 
 
-def pull_image(client: docker.APIClient, repo: str, tag: str | None = "latest",
-               pull_policy: str | None = None,
-               registry_auth: dict[str, str] | None = None) -> dict[str, Any]:
-    """Make ``repo:tag`` present on the node as ``pull_policy`` says, and describe it.
+def pull(client: docker.APIClient, repo: str, tag: str | None,
+         registry_auth: dict[str, str] | None = None) -> None:
+    """Pull ``repo:tag`` from its registry (the pull policy is the caller's).
 
-    Policies: ``always`` pulls, ``ifnotpresent`` pulls when absent, ``never`` (and any other
-    value) never pulls; an absent image that is not pulled raises ImageNotFound. A registry
-    that does not have the image raises ImageNotFound with the engine's reason; other pull
-    failures raise DockerError with the engine's reason. ``registry_auth`` is docker-py's
-    ``auth_config`` (``username``, ``password``, optional ``serveraddress``).
-
-    Returns ``{"image_id", "repo", "tag", "size", "pulled"}``.
+    A registry that does not have the image raises ImageNotFound with the engine's reason;
+    other failures raise DockerError with the engine's reason. ``registry_auth`` is
+    docker-py's ``auth_config`` (``username``, ``password``, optional ``serveraddress``).
     """
     ref = image_ref(repo, tag)
-    policy = utils.get_image_pull_policy(pull_policy, tag)
-    present = inspect_image(client, ref)
-    if not utils.should_pull_image(policy, present is not None):
-        if present is None:
-            raise exception.ImageNotFound(
-                message=f"Image {ref} is not present on this node and the image pull "
-                        f"policy '{policy}' does not allow pulling it.")
-        return _summary(present, repo, tag, pulled=False)
-
-    LOG.info("Pulling image %s (policy %s, %s)", ref, policy,
-             "with credentials" if registry_auth else "anonymous")
+    LOG.info("Pulling image %s (%s)", ref, "with credentials" if registry_auth else "anonymous")
     try:
         progress = call(client.pull, repo, tag=tag or None, stream=True, decode=True,
                         auth_config=registry_auth or None)
@@ -80,10 +60,6 @@ def pull_image(client: docker.APIClient, repo: str, tag: str | None = "latest",
             raise exception.ImageNotFound(
                 message=f"Image {ref} could not be found: {reason}") from exc
         raise
-    info = inspect_image(client, ref)
-    if info is None:
-        raise exception.ImageNotFound(message=f"Image {ref} is absent after its pull.")
-    return _summary(info, repo, tag, pulled=True)
 
 
 def delete_image(client: docker.APIClient, ref: str, force: bool = False) -> bool:

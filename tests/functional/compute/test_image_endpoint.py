@@ -12,11 +12,10 @@ import sqlalchemy as sa
 
 from zun.common import exception
 from zun.common.context import RequestContext
-from zun.compute.image_endpoint import ImageEndpoint, registry_auth
+from zun.compute.image_endpoint import ImageEndpoint
 from zun.conf import CONF
 from zun.db import engine as db_engine
 from zun.db import migration, models
-from zun.db.queries import registries as registry_q
 from zun.runtime.docker.driver import DockerDriver
 
 
@@ -57,27 +56,6 @@ def _untag(client: docker.DockerClient, ref: str) -> None:
         client.images.remove(ref)
     except docker.errors.ImageNotFound:
         pass
-
-
-def test_registry_auth_prefers_the_projects_registry_then_config(db: None) -> None:
-    assert registry_auth(_ctx(), "") is None
-    assert registry_auth(_ctx(), "reg.example:5000") is None
-    with db_engine.transaction() as session:
-        registry_q.create(session, {"domain": "reg.example:5000", "username": "alice",
-                                    "password": "pw-a", "project_id": "p1"})
-    assert registry_auth(_ctx(), "reg.example:5000") == {
-        "username": "alice", "password": "pw-a", "serveraddress": "reg.example:5000"}
-    assert registry_auth(_ctx("p2"), "reg.example:5000") is None  # another project's
-    CONF.set_override("default_registry", "reg.example:5000", group="docker")
-    CONF.set_override("default_registry_username", "bob", group="docker")
-    CONF.set_override("default_registry_password", "pw-b", group="docker")
-    try:
-        assert registry_auth(_ctx("p2"), "reg.example:5000")["username"] == "bob"
-        assert registry_auth(_ctx("p1"), "reg.example:5000")["username"] == "alice"
-    finally:
-        for name in ("default_registry", "default_registry_username",
-                     "default_registry_password"):
-            CONF.clear_override(name, group="docker")
 
 
 def test_pull_with_configured_credentials_then_delete(

@@ -1,5 +1,6 @@
-"""Image pulls by policy, deletes and v2 registry search, against the real engine and the
-local registries of scripts/test-images.sh (127.0.0.1:5000 open, 127.0.0.1:5001 basic auth).
+"""Image pulls by policy (zun.image.service), deletes and v2 registry search, against the
+real engine and the local registries of scripts/test-images.sh (127.0.0.1:5000 open,
+127.0.0.1:5001 basic auth).
 
 Each run pushes its own repositories, so that nothing another test pulls or deletes at the
 same time can change what this one sees; they are removed again at the end.
@@ -20,7 +21,7 @@ import pytest
 import requests
 
 from zun.common import exception
-from zun.image import docker_driver, registry
+from zun.image import docker_driver, registry, service
 from zun.runtime.docker.client import make_client
 
 pytestmark = pytest.mark.docker
@@ -88,30 +89,30 @@ def local_cleanup(api: docker.APIClient) -> Iterator[list[str]]:
 def test_pull_always_then_ifnotpresent(api: docker.APIClient, open_repo: str,
                                        local_cleanup: list[str]) -> None:
     local_cleanup.append(f"{open_repo}:latest")
-    first = docker_driver.pull_image(api, open_repo, "latest", "always")
+    first = service.ensure_present(api, open_repo, "latest", "always")
     assert first["pulled"] is True
     assert first["image_id"].startswith("sha256:")
     assert first["size"] > 0
     assert (first["repo"], first["tag"]) == (open_repo, "latest")
 
-    again = docker_driver.pull_image(api, open_repo, "latest", "ifnotpresent")
+    again = service.ensure_present(api, open_repo, "latest", "ifnotpresent")
     assert again["pulled"] is False
     assert again["image_id"] == first["image_id"]
 
-    assert docker_driver.pull_image(api, open_repo, "latest", "always")["pulled"] is True
+    assert service.ensure_present(api, open_repo, "latest", "always")["pulled"] is True
     # Unset policy means always.
-    assert docker_driver.pull_image(api, open_repo, "latest", None)["pulled"] is True
+    assert service.ensure_present(api, open_repo, "latest", None)["pulled"] is True
 
 
 def test_pull_never(api: docker.APIClient, open_repo: str, busybox_image: str,
                     local_cleanup: list[str]) -> None:
     with pytest.raises(exception.ImageNotFound) as info:
-        docker_driver.pull_image(api, open_repo, "latest", "never")
+        service.ensure_present(api, open_repo, "latest", "never")
     assert info.value.code == 400
     assert str(info.value) == (f"Image {open_repo}:latest is not present on this node and the "
                                "image pull policy 'never' does not allow pulling it.")
     repo, tag = busybox_image.split(":")
-    present = docker_driver.pull_image(api, repo, tag, "never")
+    present = service.ensure_present(api, repo, tag, "never")
     assert present["pulled"] is False
 
 
@@ -119,14 +120,14 @@ def test_ifnotpresent_pulls_an_absent_image(api: docker.APIClient, open_repo: st
                                             local_cleanup: list[str]) -> None:
     local_cleanup.append(f"{open_repo}:latest")
     docker_driver.delete_image(api, f"{open_repo}:latest", force=True)
-    assert docker_driver.pull_image(api, open_repo, "latest", "ifnotpresent")["pulled"] is True
+    assert service.ensure_present(api, open_repo, "latest", "ifnotpresent")["pulled"] is True
 
 
 def test_pull_of_a_missing_image_gives_the_engine_reason(api: docker.APIClient,
                                                          registry: dict[str, str]) -> None:
     repo = f"{registry['url']}/zun-test-{RUN_ID}/does-not-exist"
     with pytest.raises(exception.ImageNotFound) as info:
-        docker_driver.pull_image(api, repo, "latest", "always")
+        service.ensure_present(api, repo, "latest", "always")
     assert str(info.value).startswith(f"Image {repo}:latest could not be found: ")
     assert "manifest unknown" in str(info.value)
 
@@ -134,7 +135,7 @@ def test_pull_of_a_missing_image_gives_the_engine_reason(api: docker.APIClient,
 def test_pull_from_an_unreachable_registry(api: docker.APIClient) -> None:
     # Nothing listens on this loopback port.
     with pytest.raises(exception.DockerError) as info:
-        docker_driver.pull_image(api, "127.0.0.1:5999/nothing", "latest", "always")
+        service.ensure_present(api, "127.0.0.1:5999/nothing", "latest", "always")
     assert "127.0.0.1:5999" in str(info.value)
 
 
@@ -145,15 +146,15 @@ def test_private_pull_needs_and_uses_credentials(api: docker.APIClient,
     repo, auth = private_repo
     local_cleanup.append(f"{repo}:latest")
     with pytest.raises(exception.DockerError) as info:
-        docker_driver.pull_image(api, repo, "latest", "always")
+        service.ensure_present(api, repo, "latest", "always")
     assert "auth" in str(info.value).lower()
 
     wrong = {"username": auth["username"], "password": "not-the-password"}
     with pytest.raises(exception.DockerError):
-        docker_driver.pull_image(api, repo, "latest", "always", registry_auth=wrong)
+        service.ensure_present(api, repo, "latest", "always", registry_auth=wrong)
 
     caplog.set_level(logging.DEBUG)  # every logger, docker-py and urllib3 included
-    pulled = docker_driver.pull_image(api, repo, "latest", "always", registry_auth=auth)
+    pulled = service.ensure_present(api, repo, "latest", "always", registry_auth=auth)
     assert pulled["pulled"] is True
 
     password = auth["password"]
@@ -171,7 +172,7 @@ def test_private_pull_needs_and_uses_credentials(api: docker.APIClient,
 
 
 def test_delete_image(api: docker.APIClient, open_repo: str) -> None:
-    docker_driver.pull_image(api, open_repo, "latest", "always")
+    service.ensure_present(api, open_repo, "latest", "always")
     ref = f"{open_repo}:latest"
     assert docker_driver.inspect_image(api, ref) is not None
     assert docker_driver.delete_image(api, ref) is True

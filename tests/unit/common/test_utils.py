@@ -9,6 +9,7 @@ import pytest
 
 from zun.common import exception, utils
 from zun.conf import CONF
+from zun.image import policy
 
 
 @pytest.fixture
@@ -38,10 +39,10 @@ def test_validate_limit_follows_the_configured_maximum(overrides: None) -> None:
 
 def test_parse_image_name_reads_the_configured_registry_and_driver(overrides: None) -> None:
     CONF.set_override("default_registry", "reg.example:5000", group="docker")
-    assert utils.parse_image_name("app:1") == ("reg.example:5000/app", "1")
-    assert utils.parse_image_name("quay.io/a/b") == ("quay.io/a/b", "latest")
+    assert policy.parse_image_name("app:1") == ("reg.example:5000/app", "1")
+    assert policy.parse_image_name("quay.io/a/b") == ("quay.io/a/b", "latest")
     CONF.set_override("default_image_driver", "glance")
-    assert utils.parse_image_name("app:1") == ("app", "")
+    assert policy.parse_image_name("app:1") == ("app", "")
 
 
 def test_validate_container_state_message() -> None:

@@ -1,4 +1,4 @@
-"""The pure helpers of zun.common.utils against the original's vectors."""
+"""The pure helpers of zun.common.utils and zun.image.policy against the original's vectors."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from reference import vectors
 
 from zun.common import exception, utils
+from zun.image import policy
 
 FROZEN_NOW = datetime.datetime(2026, 1, 15, 12, 0, 0)
 
@@ -99,14 +100,15 @@ def test_format_status_detail(case: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("case", _cases("get_image_pull_policy"))
 def test_get_image_pull_policy(case: dict[str, Any]) -> None:
+    # Zun's get_image_pull_policy(policy, tag) ignored the tag; so does effective_policy.
     i = case["input"]
-    _check(lambda: utils.get_image_pull_policy(i["image_pull_policy"], i["image_tag"]), case)
+    _check(lambda: policy.effective_policy(i["image_pull_policy"]), case)
 
 
 @pytest.mark.parametrize("case", _cases("should_pull_image"))
 def test_should_pull_image(case: dict[str, Any]) -> None:
     i = case["input"]
-    _check(lambda: utils.should_pull_image(i["image_pull_policy"], i["present"]), case)
+    _check(lambda: policy.should_pull(i["image_pull_policy"], i["present"]), case)
 
 
 @pytest.mark.parametrize("case", _cases("is_all_projects"))
@@ -130,7 +132,7 @@ def test_parse_image_name(case: dict[str, Any]) -> None:
     default_registry = conf.get("docker.default_registry")
 
     def call() -> list[str]:
-        repo, tag = utils.parse_image_name(
+        repo, tag = policy.parse_image_name(
             i["image"], driver=i.get("driver", "docker"),
             registry=SimpleNamespace(domain=i["registry_domain"])
             if "registry_domain" in i else None,
@@ -141,12 +143,12 @@ def test_parse_image_name(case: dict[str, Any]) -> None:
 
 
 def test_parse_image_name_accepts_a_domain_string() -> None:
-    assert utils.parse_image_name("app", driver="docker", registry="reg:5000",
-                                  default_registry=None) == ("reg:5000/app", "latest")
+    assert policy.parse_image_name("app", driver="docker", registry="reg:5000",
+                                   default_registry=None) == ("reg:5000/app", "latest")
 
 
 def test_invalid_reference_is_one_family() -> None:
     # The node catches InvalidReference once for every way a name can be wrong.
     for bad in ("", "Busybox", "busybox@sha256:abc", "a" * 256):
         with pytest.raises(exception.InvalidReference):
-            utils.parse_image_name(bad, driver="docker")
+            policy.parse_image_name(bad, driver="docker")

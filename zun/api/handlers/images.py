@@ -27,6 +27,7 @@ from zun.db import engine, models
 from zun.db.queries import compute_nodes_read
 from zun.db.queries import images as queries
 from zun.image import glance_client
+from zun.image import policy as image_policy
 
 COLLECTION = "images"
 ITEM = "/v1/images/{image_id}"
@@ -64,7 +65,7 @@ def pull_image(req: ApiRequest) -> webob.Response:
     policy.authorize(ctx, "image:pull")
     host = _host(params["host"])
     try:
-        repo, tag = zun_utils.parse_image_name(params["repo"], "docker")
+        repo, tag = image_policy.parse_image_name(params["repo"], "docker")
     except exception.InvalidReference as exc:
         raise type(exc)(message=str(exc), code=400) from None
     with engine.transaction() as session:
