@@ -273,6 +273,7 @@ lint_paths=()
 for d in zun tests benchmarks; do [[ -d "$d" ]] && lint_paths+=("$d"); done
 step "ruff check ${lint_paths[*]}"
 .venv/bin/ruff check "${lint_paths[@]}"
+.venv/bin/lint-imports
 
 step "pytest -q $*"
 trap - ERR

@@ -18,16 +18,15 @@ import base64
 from cryptography import fernet
 
 from zun.common import exception
-from zun.common import utils as zun_utils
+from zun.conf import CONF
 
-DEFAULT_KEY = "notgood but just long enough i t"
 KEY_CHARS = 32
 
 InvalidEncryptionKey = exception.InvalidEncryptionKey
 
 
 def _configured_key() -> str:
-    return str(zun_utils.conf_value(None, "auth_encryption_key", DEFAULT_KEY) or "")
+    return str(CONF.auth_encryption_key or "")
 
 
 def fernet_key(encryption_key: str | None = None) -> bytes:

@@ -12,26 +12,7 @@ from typing import Any
 from oslo_utils import strutils
 
 from zun.common import consts, exception
-
-
-def conf_value(group: str | None, name: str, default: Any) -> Any:
-    """Read ``[group]/name`` from ``zun.conf.CONF``, or ``default`` when it is not registered.
-
-    The option groups are owned by ``zun.conf``; reading through here keeps this module usable
-    (and its defaults identical to Zun's) whether or not a given option is registered yet.
-    """
-    try:
-        from oslo_config import cfg
-
-        from zun.conf import CONF  # type: ignore[attr-defined]
-    except ImportError:
-        return default
-    try:
-        section = CONF if group in (None, "DEFAULT") else getattr(CONF, group)
-        return getattr(section, name)
-    except (cfg.Error, AttributeError):
-        return default
-
+from zun.conf import CONF
 
 # Container statuses in which each action is allowed.
 VALID_STATES: dict[str, list[str]] = {
@@ -170,7 +151,7 @@ def is_all_projects(search_opts: dict[str, Any]) -> bool:
 def validate_limit(limit: int | str | None, max_limit: int | None = None) -> int:
     """A page size: positive, capped by ``[api]/max_limit`` (1000), which is also the default."""
     if max_limit is None:
-        max_limit = int(conf_value("api", "max_limit", 1000))
+        max_limit = int(CONF.api.max_limit)
     if limit is None:
         return max_limit
     try:

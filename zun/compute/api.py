@@ -29,17 +29,18 @@ from typing import Any
 
 from oslo_utils import uuidutils
 
-from zun.common import consts, exception, quota
+from zun.common import consts, exception
 from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
-from zun.compute import claims, node_health, relocation
+from zun.compute import node_health, quota, relocation
 from zun.compute import rpcapi as rpcapi_mod
+from zun.conf import CONF
 from zun.db import engine, models
 from zun.db.queries import actions as action_q
 from zun.db.queries import compute_nodes
 from zun.db.queries import containers as container_q
 from zun.db.queries import node as node_q
-from zun.scheduler import filters, scheduler
+from zun.scheduler import claims, filters, scheduler
 
 LOG = logging.getLogger(__name__)
 
@@ -151,7 +152,7 @@ class ContainerAPI:
     @engine.retry_on_deadlock
     def _insert(self, context: RequestContext, values: dict[str, Any],
                 requested_host: str | None, requested: Mapping[str, float]) -> None:
-        scope = str(zun_utils.conf_value("compute", "unique_container_name_scope", "") or "")
+        scope = str(CONF.compute.unique_container_name_scope or "")
         with engine.transaction() as session:
             container_q.ensure_name_available(session, values.get("name"), scope,
                                               values.get("project_id"))
@@ -455,7 +456,7 @@ class ContainerAPI:
 
     @staticmethod
     def rename(context: RequestContext, container: models.Container, name: str) -> None:
-        scope = str(zun_utils.conf_value("compute", "unique_container_name_scope", "") or "")
+        scope = str(CONF.compute.unique_container_name_scope or "")
         with engine.transaction() as session:
             container_q.ensure_name_available(session, name, scope, container.project_id,
                                               exclude_uuid=container.uuid)

@@ -10,7 +10,7 @@
   must be up (409 naming it, where Zun answered an obfuscated 500), the capsule is marked
   ``Deleting``/``container_deleting`` and ``capsule_delete`` is cast.
 
-Quota: capsules are not counted, as in Zun: ``zun.common.quota`` derives a project's usage from
+Quota: capsules are not counted, as in Zun: ``zun.compute.quota`` derives a project's usage from
 its plain containers only, so checking a capsule against limits its own kind never uses would
 refuse nothing meaningful (docs/compatibility.md, "Capsules").
 
@@ -25,26 +25,24 @@ from typing import Any
 
 from oslo_utils import uuidutils
 
-from zun.api import capsule_template
-from zun.api.capsule_template import CapsulePlan
 from zun.common import consts, exception
-from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
-from zun.compute import claims, rpcapi_capsules
+from zun.compute import rpcapi_capsules
+from zun.compute.capsule_plan import CapsulePlan, member_name
+from zun.conf import CONF
 from zun.db import engine, models
 from zun.db.queries import actions as action_q
 from zun.db.queries import capsules as capsule_q
-from zun.scheduler import filters, scheduler
+from zun.scheduler import claims, filters, scheduler
 
 LOG = logging.getLogger(__name__)
 
 UNEXPECTED_REASON = "Unexpected exception occurred."
-DEFAULT_SANDBOX_IMAGE = "kubernetes/pause"
 
 
 def _sandbox_image() -> tuple[str, str]:
-    image = zun_utils.conf_value(None, "sandbox_image", DEFAULT_SANDBOX_IMAGE)
-    driver = zun_utils.conf_value(None, "sandbox_image_driver", consts.IMAGE_DRIVER_DOCKER)
+    image = CONF.sandbox_image
+    driver = CONF.sandbox_image_driver
     return str(image), str(driver)
 
 
@@ -64,7 +62,7 @@ def _rows(context: RequestContext, plan: CapsulePlan,
     for member in plan.members:
         members.append({
             **member.row_values(),
-            "uuid": uuidutils.generate_uuid(), "name": capsule_template.member_name(ident),
+            "uuid": uuidutils.generate_uuid(), "name": member_name(ident),
             "project_id": context.project_id, "user_id": context.user_id,
             "status": consts.CREATING, "task_state": None, "auto_remove": False,
             "auto_heal": False, "privileged": False, "disk": 0,

@@ -10,7 +10,7 @@ A capsule on the engine is:
   ``[DEFAULT]/sandbox_image_pull_policy`` does not allow pulling it (``never``), the sandbox runs
   ``[DEFAULT]/sandbox_fallback_image`` (``busybox:latest``, never pulled) with
   ``[DEFAULT]/sandbox_fallback_command`` (a shell that sleeps until stopped); an empty fallback
-  image turns the fallback off. Both options are read with these defaults when not registered.
+  image turns the fallback off.
 * **init containers**, created and run one at a time, in template order, each to completion
   (``[DEFAULT]/capsule_init_timeout`` seconds, 3600); one ending with a non-zero code is run
   again up to its restart policy's ``MaximumRetryCount`` times when that policy is
@@ -51,11 +51,10 @@ from pathlib import Path
 from typing import Any
 
 from zun.common import consts, exception
-from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
-from zun.compute import claims
 from zun.compute.capsule_phase import PHASE_STATUS, capsule_phase, exit_code
 from zun.compute.keyed_executor import KeyedExecutor
+from zun.conf import CONF
 from zun.db import engine
 from zun.db.queries import actions as action_q
 from zun.db.queries import capsules as capsule_q
@@ -71,6 +70,7 @@ from zun.runtime.docker import spec as spec_mod
 from zun.runtime.docker.client import is_not_found
 from zun.runtime.docker.driver import DockerDriver
 from zun.runtime.docker.status import map_docker_state
+from zun.scheduler import claims
 from zun.volume import local as local_volume
 
 LOG = logging.getLogger(__name__)
@@ -78,8 +78,6 @@ LOG = logging.getLogger(__name__)
 LABEL_HOST = "zun.host"
 LABEL_CAPSULE = local_volume.LABEL_CAPSULE
 DEFAULT_MAX_WORKERS = 8
-DEFAULT_INIT_TIMEOUT = 3600
-DEFAULT_FALLBACK_IMAGE = "busybox:latest"
 # PID 1 of the fallback sandbox: sleeps until SIGTERM/SIGINT, then exits at once.
 DEFAULT_FALLBACK_COMMAND = ["sh", "-c", 'trap "exit 0" TERM INT; sleep 2147483647 & wait']
 REASON_INTERRUPTED = "Capsule failed to create correctly"
@@ -97,7 +95,7 @@ reason_of = exception.status_reason
 
 
 def _fallback_command() -> list[str]:
-    value = zun_utils.conf_value(None, "sandbox_fallback_command", None)
+    value = CONF.sandbox_fallback_command
     if not value:
         return list(DEFAULT_FALLBACK_COMMAND)
     return shlex.split(value) if isinstance(value, str) else [str(v) for v in value]
@@ -139,7 +137,7 @@ class CapsuleEndpoint:
     @property
     def state_dir(self) -> Path:
         if self._state_dir is None:
-            path = zun_utils.conf_value(None, "state_path", None) or "/var/lib/zun"
+            path = CONF.state_path or "/var/lib/zun"
             self._state_dir = Path(path)
         return self._state_dir
 
@@ -149,7 +147,7 @@ class CapsuleEndpoint:
             self._driver.close()
 
     def periodic_tasks(self) -> list[tuple[Callable[[RequestContext], Any], float, bool]]:
-        spacing = float(zun_utils.conf_value(None, "sync_container_state_interval", 60))
+        spacing = float(CONF.sync_container_state_interval)
         return [(self.update_phases, spacing, False)]
 
     # --- phases of running capsules -------------------------------------------------------
@@ -268,15 +266,13 @@ class CapsuleEndpoint:
             raise exception.OperationNotSupported(
                 message=f"Sandbox image driver {driver} is not available on host {self.host}; "
                         "set [DEFAULT]/sandbox_image_driver to docker.")
-        image = capsule.image or zun_utils.conf_value(None, "sandbox_image", "kubernetes/pause")
-        policy = image_policy.effective_policy(zun_utils.conf_value(
-            None, "sandbox_image_pull_policy", consts.IMAGE_PULL_POLICY_IFNOTPRESENT))
+        image = capsule.image or CONF.sandbox_image
+        policy = image_policy.effective_policy(CONF.sandbox_image_pull_policy)
         repo, tag = image_policy.parse_image_name(image, consts.IMAGE_DRIVER_DOCKER)
         ref = image_driver.image_ref(repo, tag)
         present = self.images.inspect(ref)
         if present is None and not image_policy.should_pull(policy, False):
-            fallback = zun_utils.conf_value(None, "sandbox_fallback_image",
-                                            DEFAULT_FALLBACK_IMAGE)
+            fallback = CONF.sandbox_fallback_image
             if fallback and self.images.inspect(fallback) is not None:
                 LOG.info("Sandbox image %s is absent and may not be pulled (%s): capsule %s "
                          "uses %s", ref, policy, capsule.uuid, fallback)
@@ -336,7 +332,7 @@ class CapsuleEndpoint:
         return engine_id
 
     def _run_init(self, member: Any, engine_id: str) -> None:
-        timeout = int(zun_utils.conf_value(None, "capsule_init_timeout", DEFAULT_INIT_TIMEOUT))
+        timeout = int(CONF.capsule_init_timeout)
         policy = member.restart_policy or {}
         retries = int(policy.get("MaximumRetryCount") or 0) \
             if policy.get("Name") == "on-failure" else 0

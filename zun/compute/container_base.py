@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from zun.common import consts, exception
-from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
 from zun.compute import container_rows as rows
 from zun.compute.container_resources import NodeResources, Taken
@@ -57,7 +56,7 @@ class ContainerNodeBase:
     @property
     def state_dir(self) -> Path:
         if self._state_dir is None:
-            path = zun_utils.conf_value(None, "state_path", None) or "/var/lib/zun"
+            path = CONF.state_path or "/var/lib/zun"
             self._state_dir = Path(path)
         return self._state_dir
 

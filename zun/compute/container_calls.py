@@ -8,11 +8,11 @@ import binascii
 from typing import Any
 
 from zun.common import consts, exception
-from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
 from zun.compute import auto_heal
 from zun.compute import container_rows as rows
 from zun.compute.container_base import ContainerNodeBase
+from zun.conf import CONF
 from zun.console import tokens as console_tokens
 from zun.db import engine
 from zun.db.queries import node as node_q
@@ -22,7 +22,7 @@ from zun.runtime.docker.driver import REASON_NOT_IN_ENGINE
 
 
 def proxy_url(container_uuid: str, token: str, exec_id: str | None = None) -> str:
-    base = str(zun_utils.conf_value("websocket_proxy", "base_url", "ws://127.0.0.1:6784/"))
+    base = str(CONF.websocket_proxy.base_url)
     url = f"{base}?token={token}&uuid={container_uuid}"
     return f"{url}&exec_id={exec_id}" if exec_id else url
 

@@ -18,8 +18,8 @@ from typing import Any
 
 from zun.common import consts, exception
 from zun.common.context import RequestContext
-from zun.compute import claims, relocation
 from zun.compute import container_rows as rows
+from zun.compute import relocation
 from zun.compute.container_base import ContainerNodeBase
 from zun.compute.container_resources import Taken
 from zun.compute.container_rows import reason_of
@@ -28,6 +28,7 @@ from zun.db.queries import node as node_q
 from zun.network import access as network_access
 from zun.runtime.docker import health
 from zun.runtime.docker.client import is_not_found
+from zun.scheduler import claims
 
 LOG = logging.getLogger(__name__)
 

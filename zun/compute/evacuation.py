@@ -35,13 +35,13 @@ from sqlalchemy.orm import Session
 
 from zun.common import consts, exception
 from zun.common.context import RequestContext
-from zun.compute import claims, node_health, relocation
+from zun.compute import node_health, relocation
 from zun.db import engine, models
 from zun.db.queries import actions as action_q
 from zun.db.queries import attempts as attempt_q
 from zun.db.queries import node as node_q
 from zun.network import docker_network
-from zun.scheduler import scheduler
+from zun.scheduler import claims, scheduler
 
 LOG = logging.getLogger(__name__)
 C = models.Container

@@ -19,8 +19,8 @@ import logging
 from typing import Any
 
 from zun.common import consts, exception
-from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
+from zun.conf import CONF
 from zun.db import engine
 from zun.db.queries import images as image_q
 from zun.image import docker_driver
@@ -82,11 +82,11 @@ class ImageEndpoint:
     def image_search(self, context: RequestContext, image: str, image_driver: str | None = None,
                      exact_match: bool = False) -> list[dict[str, Any]]:
         driver = image_driver if image_driver not in (None, "None") else \
-            zun_utils.conf_value(None, "default_image_driver", consts.IMAGE_DRIVER_DOCKER)
+            CONF.default_image_driver
         if driver == consts.IMAGE_DRIVER_GLANCE:
             raise exception.Invalid(message="Image search with the glance driver is not "
                                             "available: this deployment has no Glance.")
-        domain = domain_of(image) or zun_utils.conf_value("docker", "default_registry", None)
+        domain = domain_of(image) or CONF.docker.default_registry
         if not domain:
             raise exception.Invalid(
                 message="No registry to search: name it in the image (registry/name) or set "

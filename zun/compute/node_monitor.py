@@ -23,9 +23,9 @@ import sqlalchemy as sa
 
 from zun.common import consts
 from zun.common import context as zun_context
-from zun.common import utils as zun_utils
 from zun.compute import evacuation, node_health, relocation
 from zun.compute.periodic import PeriodicRunner
+from zun.conf import CONF
 from zun.db import engine, models
 from zun.db.queries import compute_nodes
 
@@ -69,7 +69,7 @@ def move_stuck_creates(down: dict[str, tuple[str, float]], rpcapi: Any = None) -
 
 
 def auto_evacuate(down: dict[str, tuple[str, float]], rpcapi: Any = None) -> list[str]:
-    grace = float(zun_utils.conf_value("compute", "evacuate_auto_heal_after", 0) or 0)
+    grace = float(CONF.compute.evacuate_auto_heal_after or 0)
     if grace <= 0:
         return []
     moved = []
@@ -105,7 +105,7 @@ class NodeMonitor:
     name = "node-monitor"
 
     def __init__(self, interval: float | None = None) -> None:
-        spacing = interval or float(zun_utils.conf_value("compute", "node_monitor_interval", 5))
+        spacing = interval or float(CONF.compute.node_monitor_interval)
         self.runner = PeriodicRunner(name="zun-node-monitor")
         self.runner.add("node_monitor", run_once, spacing=spacing, run_immediately=False)
 

@@ -26,10 +26,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from zun.common import consts
-from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
 from zun.compute import auto_heal
 from zun.compute.container_lifecycle import ContainerLifecycle
+from zun.conf import CONF
 from zun.db import engine, models
 from zun.db.queries import node as node_q
 from zun.runtime.docker.driver import REASON_NOT_IN_ENGINE, host_memory
@@ -48,8 +48,8 @@ _NOT_SYNCED = (consts.CREATING, consts.DELETING, consts.DELETED)
 def tasks_for(manager: ContainerLifecycle) -> list[tuple[Callable[[RequestContext], None],
                                                         float, bool]]:
     """``(callable(context), spacing seconds, run at start-up)`` for the agent's runner."""
-    interval = float(zun_utils.conf_value(None, "periodic_interval_max", 60))
-    sync = float(zun_utils.conf_value(None, "sync_container_state_interval", 60))
+    interval = float(CONF.periodic_interval_max)
+    sync = float(CONF.sync_container_state_interval)
 
     def bind(func: Callable[..., None]) -> Callable[[RequestContext], None]:
         bound = functools.partial(func, manager)
@@ -70,7 +70,7 @@ def node_facts(manager: ContainerLifecycle) -> dict[str, Any]:
     """Capacity and facts of the node as the ``compute_node`` columns hold them."""
     info = manager.driver.host_info()
     disk = manager.driver.disk_usage(info.get("docker_root_dir"))
-    reserve = float(zun_utils.conf_value("compute", "reserve_disk_for_image", 0.2) or 0)
+    reserve = float(CONF.compute.reserve_disk_for_image or 0)
     try:
         memory = host_memory()
     except OSError:
@@ -92,8 +92,7 @@ def node_facts(manager: ContainerLifecycle) -> dict[str, Any]:
         "runtimes": info.get("runtimes") or [],
         "disk_total": int(disk["disk_total"] * (1 - reserve)),
         "disk_quota_supported": False,
-        "enable_cpu_pinning": bool(zun_utils.conf_value("compute", "enable_cpu_pinning",
-                                                        False)),
+        "enable_cpu_pinning": bool(CONF.compute.enable_cpu_pinning),
         # This node's own ratios and reserves: the claims in zun-api use them.
         **inventory.own_settings(),
     }
@@ -187,7 +186,7 @@ def reap_orphans(manager: ContainerLifecycle, context: RequestContext,
                  grace_period: float | None = None) -> list[str]:
     """Remove this node's engine containers that no row knows; returns their UUIDs."""
     if grace_period is None:
-        grace_period = float(zun_utils.conf_value("compute", "reap_grace_period", 600))
+        grace_period = float(CONF.compute.reap_grace_period)
     candidates: dict[str, dict[str, Any]] = {}
     for found in manager.driver.list_zun_containers(all=True):
         labels = found.get("Labels") or {}

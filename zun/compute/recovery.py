@@ -31,12 +31,12 @@ import logging
 from typing import Any
 
 from zun.common import consts
-from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
 from zun.compute import container_rows as rows
 from zun.compute import relocation
 from zun.compute.container_lifecycle import ContainerLifecycle
 from zun.compute.container_resources import Taken
+from zun.conf import CONF
 from zun.db import engine
 from zun.db.queries import attempts as attempt_q
 from zun.db.queries import node as node_q
@@ -107,8 +107,8 @@ def _recover_one(manager: ContainerLifecycle, context: RequestContext, row: Any)
     if task is not None:
         _clear_task(manager, row)
         return
-    if row.status == consts.RUNNING and zun_utils.conf_value(
-            "compute", "resume_container_state", False) and not _engine_running(manager, row):
+    if (row.status == consts.RUNNING and CONF.compute.resume_container_state
+            and not _engine_running(manager, row)):
         with engine.transaction() as session:
             won = node_q.cas_update(session, row.uuid,
                                     {"task_state": consts.CONTAINER_STARTING},

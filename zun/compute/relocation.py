@@ -25,13 +25,12 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
 from zun.common import consts, exception
-from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
-from zun.compute import claims
+from zun.conf import CONF
 from zun.db import engine, models
 from zun.db.queries import actions as action_q
 from zun.db.queries import attempts as attempt_q
-from zun.scheduler import filters, scheduler
+from zun.scheduler import claims, filters, scheduler
 
 LOG = logging.getLogger(__name__)
 C = models.Container
@@ -48,7 +47,7 @@ def create_request(*, run: bool, requested_networks: list[dict[str, Any]] | None
 
 
 def max_attempts() -> int:
-    return max(1, int(zun_utils.conf_value("compute", "max_create_attempts", 3) or 1))
+    return max(1, int(CONF.compute.max_create_attempts or 1))
 
 
 def sched_request(row: Any, request: dict[str, Any]) -> filters.Request:

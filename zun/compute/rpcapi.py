@@ -9,7 +9,7 @@ Before any message, the target host's zun-compute service must be up (heartbeat 
 and silently lost casts. ``container_create`` skips the check (the scheduler just picked an up
 host). A container with no host (never scheduled) is :class:`ContainerHasNoHost` (409).
 A host that is up on paper but does not answer in time gives ``HostUnreachable`` (503)
-from :mod:`zun.compute.rpcapi_base`.
+from :mod:`zun.common.rpc_client`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from zun.common import exception, rpc
 from zun.common.context import RequestContext
-from zun.compute.rpcapi_base import ComputeRPCClient
+from zun.common.rpc_client import ComputeRPCClient
 from zun.db import engine
 from zun.db.queries import compute_nodes
 

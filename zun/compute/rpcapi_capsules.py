@@ -19,8 +19,8 @@ import oslo_messaging as messaging
 
 from zun.common import rpc
 from zun.common.context import RequestContext
+from zun.common.rpc_client import ComputeRPCClient
 from zun.compute import rpcapi as container_rpcapi
-from zun.compute.rpcapi_base import ComputeRPCClient
 
 
 class CapsuleRPCAPI:

@@ -15,7 +15,7 @@ import oslo_messaging as messaging
 
 from zun.common import rpc
 from zun.common.context import RequestContext
-from zun.compute.rpcapi_base import ComputeRPCClient
+from zun.common.rpc_client import ComputeRPCClient
 from zun.db import engine
 from zun.db.queries import compute_nodes
 

@@ -36,7 +36,8 @@ from websockets.protocol import State
 from websockets.sync.server import Server, ServerConnection, serve
 
 from zun.common import context as zun_context
-from zun.common.utils import conf_value
+from zun.common.rpc_client import ComputeRPCClient
+from zun.conf import CONF
 from zun.console import options, relay, tokens
 from zun.console.pump import pump_sockets
 from zun.db import engine
@@ -204,7 +205,7 @@ class ConsoleProxy:
         port = int(get("wsproxy_port", 6784))
         return cls(host, port, base_url=str(get("base_url", "") or f"ws://{host}:{port}/"),
                    allowed_origins=list(get("allowed_origins", []) or []),
-                   local_host=conf_value(None, "host", None) or socket.gethostname(),
+                   local_host=CONF.host or socket.gethostname(),
                    ssl_context=context)
 
     @property
@@ -352,8 +353,6 @@ class ConsoleProxy:
 
     def _relay_rpc(self) -> Any:
         if self._rpc is None:
-            from zun.compute.rpcapi_base import ComputeRPCClient
-
             self._rpc = ComputeRPCClient()
         return self._rpc
 

@@ -26,10 +26,9 @@ import time
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from zun.common.utils import conf_value
+from zun.conf import CONF
 from zun.db import engine, models
 
-DEFAULT_TTL = 120
 DIGEST_CHARS = 32  # 128 bits of SHA-256: plenty against guessing, small enough for 5 per column
 MAX_ATTACH_ENTRIES = 5  # 5 * 45 - 1 characters fit in container.websocket_token (255)
 _CAS_TRIES = 8
@@ -75,7 +74,7 @@ class _Entry:
 
 
 def ttl() -> int:
-    return int(conf_value("websocket_proxy", "token_ttl", DEFAULT_TTL) or DEFAULT_TTL)
+    return int(CONF.websocket_proxy.token_ttl)
 
 
 def digest(token: str) -> str:

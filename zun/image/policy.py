@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from zun.common import consts
-from zun.common.utils import conf_value
+from zun.conf import CONF
 from zun.image import reference
 
 _UNSET: Any = object()
@@ -44,7 +44,7 @@ def parse_image_name(image: str, driver: str | None = None, registry: Any = None
     parsed = reference.parse(image)
     repo = parsed.name
     if driver is None:
-        driver = conf_value(None, "default_image_driver", consts.IMAGE_DRIVER_DOCKER)
+        driver = CONF.default_image_driver
     if driver == consts.IMAGE_DRIVER_GLANCE:
         return repo, ""
     tag = parsed.tag or "latest"
@@ -52,7 +52,7 @@ def parse_image_name(image: str, driver: str | None = None, registry: Any = None
     if not domain:
         registry_domain = getattr(registry, "domain", registry)
         if default_registry is _UNSET:
-            default_registry = conf_value("docker", "default_registry", None)
+            default_registry = CONF.docker.default_registry
         prefix = registry_domain or default_registry
         if prefix:
             repo = f"{prefix}/{repo}"

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from zun.common import consts, crypt, exception
-from zun.common.utils import conf_value
 from zun.conf import CONF
 from zun.db import engine
 from zun.db.queries import node as node_q
@@ -111,10 +110,10 @@ class ImageService:
             password = crypt.decrypt(registry.password) if registry.password else None
             return {"username": registry.username, "password": password or "",
                     "serveraddress": registry.domain}
-        default = conf_value("docker", "default_registry", None)
-        user = conf_value("docker", "default_registry_username", None)
+        default = CONF.docker.default_registry
+        user = CONF.docker.default_registry_username
         if default and user and domain == default:
-            password = conf_value("docker", "default_registry_password", None) or ""
+            password = CONF.docker.default_registry_password or ""
             return {"username": user, "password": password, "serveraddress": default}
         return None
 
@@ -129,8 +128,7 @@ class ImageService:
                  present: dict[str, Any] | None = _UNKNOWN) -> str:
         """Make ``image`` present for a container or capsule as ``policy`` says, record its
         row, and return the engine reference to create from."""
-        driver_name = driver_name or conf_value(None, "default_image_driver",
-                                                consts.IMAGE_DRIVER_DOCKER)
+        driver_name = driver_name or CONF.default_image_driver
         if driver_name != consts.IMAGE_DRIVER_DOCKER:
             raise exception.OperationNotSupported(
                 message=f"Image driver {driver_name} is not available on host {self.host}; "

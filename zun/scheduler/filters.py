@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zun.common import consts, exception
-from zun.common import utils as zun_utils
+from zun.conf import CONF
 from zun.db.queries.compute_nodes import NodeState
 from zun.scheduler import inventory
 
@@ -54,12 +54,10 @@ Filter = Callable[[NodeState, Request], bool]
 
 
 def availability_zone_filter(node: NodeState, request: Request) -> bool:
-    wanted = request.availability_zone or zun_utils.conf_value(
-        None, "default_schedule_zone", None)
+    wanted = request.availability_zone or CONF.default_schedule_zone
     if not wanted:
         return True
-    zone = node.availability_zone or zun_utils.conf_value(
-        None, "default_availability_zone", "nova")
+    zone = node.availability_zone or CONF.default_availability_zone
     return zone == wanted
 
 
@@ -123,9 +121,6 @@ FILTERS: dict[str, Filter] = {
     "PciPassthroughFilter": pci_passthrough_filter,
 }
 
-DEFAULT_ENABLED = ("AvailabilityZoneFilter", "ComputeFilter", "RuntimeFilter")
-
-
 def all_filters() -> list[str]:
     """Every filter name; ``zun.scheduler.filters.all_filters`` in available_filters."""
     return list(FILTERS)
@@ -134,7 +129,7 @@ def all_filters() -> list[str]:
 def enabled_filters() -> list[Filter]:
     from zun.scheduler import loading
 
-    names = zun_utils.conf_value("scheduler", "enabled_filters", list(DEFAULT_ENABLED))
+    names = CONF.scheduler.enabled_filters
     available = loading.available_filter_names()
     selected = []
     for name in names or ():

@@ -14,29 +14,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from zun.common import utils as zun_utils
+from zun.conf import CONF
 
-# Zun's defaults for the initial ratios and reserves (config-options.md [compute]).
-_INITIAL_RATIOS = {"cpu": 16.0, "ram": 1.5, "disk": 1.0}
-_RESERVE_DEFAULTS = {"reserved_host_cpus": 0, "reserved_host_memory_mb": 512,
-                     "reserved_host_disk_mb": 0}
 RATIO_COLUMNS = {"cpu": "cpu_allocation_ratio", "ram": "ram_allocation_ratio",
                  "disk": "disk_allocation_ratio"}
-RESERVE_COLUMNS = tuple(_RESERVE_DEFAULTS)
+RESERVE_COLUMNS = ("reserved_host_cpus", "reserved_host_memory_mb", "reserved_host_disk_mb")
 
 
 def allocation_ratio(resource: str) -> float:
     """This process's ``[compute]/<resource>_allocation_ratio``, else the initial ratio."""
-    value = zun_utils.conf_value("compute", f"{resource}_allocation_ratio", None)
+    value = getattr(CONF.compute, f"{resource}_allocation_ratio")
     if value is None or float(value) <= 0:
-        value = zun_utils.conf_value("compute", f"initial_{resource}_allocation_ratio",
-                                     _INITIAL_RATIOS[resource])
+        value = getattr(CONF.compute, f"initial_{resource}_allocation_ratio")
     return float(value)
 
 
 def reserve(name: str) -> int:
     """This process's ``[compute]/<name>`` (one of RESERVE_COLUMNS)."""
-    return int(zun_utils.conf_value("compute", name, _RESERVE_DEFAULTS[name]) or 0)
+    return int(getattr(CONF.compute, name) or 0)
 
 
 def own_settings() -> dict[str, Any]:

@@ -17,7 +17,7 @@ ones, so a wrong zun.conf stops the service at start-up instead of failing every
 
 from __future__ import annotations
 
-from zun.common import utils as zun_utils
+from zun.conf import CONF
 
 DRIVERS = ("filter_scheduler", "chance_scheduler")
 ALL_FILTERS_PATH = "zun.scheduler.filters.all_filters"
@@ -50,21 +50,17 @@ def _available(paths: list[str]) -> tuple[set[str], list[str]]:
 
 
 def available_filter_names() -> set[str]:
-    paths = zun_utils.conf_value("scheduler", "available_filters", [ALL_FILTERS_PATH])
+    paths = CONF.scheduler.available_filters
     return _available(list(paths or []))[0]
 
 
 def driver_name() -> str:
-    return str(zun_utils.conf_value("scheduler", "driver", "filter_scheduler")
-               or "filter_scheduler")
+    return str(CONF.scheduler.driver)
 
 
 def _read_strictly(name: str) -> None:
-    """Read [scheduler]/name so that a value outside its choices raises (conf_value would
-    quietly answer the default instead)."""
+    """Read [scheduler]/name so that a value outside its choices raises."""
     from oslo_config import cfg
-
-    from zun.conf import CONF
 
     try:
         getattr(CONF.scheduler, name)
@@ -84,14 +80,13 @@ def check_config() -> None:
             f"[scheduler]/driver = {driver!r} is not supported; use one of "
             f"{', '.join(DRIVERS)}" + (" (fake_scheduler is only for Zun's own unit tests)"
                                        if driver == "fake_scheduler" else ""))
-    paths = list(zun_utils.conf_value("scheduler", "available_filters",
-                                      [ALL_FILTERS_PATH]) or [])
+    paths = list(CONF.scheduler.available_filters or [])
     available, unknown = _available(paths)
     if unknown:
         raise SchedulerConfigError(
             f"[scheduler]/available_filters: cannot load {', '.join(map(repr, unknown))}; "
             f"use {ALL_FILTERS_PATH!r} or paths ending in one of: {', '.join(_filter_names())}")
-    enabled = list(zun_utils.conf_value("scheduler", "enabled_filters", []) or [])
+    enabled = list(CONF.scheduler.enabled_filters or [])
     missing = [name for name in enabled if name not in available]
     if missing:
         raise SchedulerConfigError(

@@ -22,10 +22,9 @@ from collections.abc import Collection
 from sqlalchemy.orm import Session
 
 from zun.common import exception
-from zun.compute import claims
 from zun.db.queries import compute_nodes, host_loads
 from zun.db.queries.compute_nodes import NodeState
-from zun.scheduler import filters, loading, weighers
+from zun.scheduler import claims, filters, loading, weighers
 
 LOG = logging.getLogger(__name__)
 

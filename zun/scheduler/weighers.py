@@ -22,7 +22,7 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from zun.common import utils as zun_utils
+from zun.conf import CONF
 from zun.db.queries.compute_nodes import NodeState
 from zun.scheduler import inventory
 from zun.scheduler.filters import Request
@@ -73,11 +73,10 @@ def binpack(nodes: list[NodeState], request: Request,
 
 
 WEIGHERS: dict[str, Weigher] = {"spread": spread, "binpack": binpack}
-DEFAULT = "spread"
 
 
 def weigher_name() -> str:
-    return str(zun_utils.conf_value("scheduler", "weigher", DEFAULT) or DEFAULT)
+    return str(CONF.scheduler.weigher)
 
 
 def weigh(nodes: list[NodeState], request: Request,

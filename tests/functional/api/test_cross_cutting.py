@@ -17,11 +17,11 @@ from oslo_messaging._drivers import common as rpc_common
 from oslo_policy import policy as oslo_policy
 from unit.api.apptesting import ApiClient, Seed, extra_route, make_app
 
-from zun.api import common, validation
+from zun.api import validation
 from zun.api.request import ApiRequest
 from zun.api.response import json_reply
 from zun.common import exception, policy
-from zun.db import engine
+from zun.db import engine, paging
 from zun.db.models import Registry
 
 ALLOWED_EXMODS = [exception.__name__]
@@ -54,7 +54,7 @@ def _create_like(req: ApiRequest) -> webob.Response:
 def _show_registry(req: ApiRequest, ident: str) -> webob.Response:
     """A resource-bound lookup: scoped lookup (404) before the row's policy (403)."""
     with engine.transaction(readonly=True) as session:
-        row = common.get_by_ident(session, Registry, ident, context=req.context,
+        row = paging.get_by_ident(session, Registry, ident, context=req.context,
                                   not_found=lambda i: exception.RegistryNotFound(registry=i),
                                   singular="registry", plural="registries")
     policy.authorize(req.context, "registry:get_one",

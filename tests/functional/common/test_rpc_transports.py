@@ -20,7 +20,7 @@ import pytest
 from oslo_config import cfg
 
 from zun.common import context, exception, rpc, rpc_service
-from zun.compute.rpcapi_base import ComputeRPCClient
+from zun.common.rpc_client import ComputeRPCClient
 
 WAIT = 10.0  # upper bound for anything that should take milliseconds
 

@@ -23,12 +23,13 @@ import sqlalchemy as sa
 
 from zun.common import consts
 from zun.common.context import RequestContext
-from zun.compute import claims, periodic_tasks
+from zun.compute import periodic_tasks
 from zun.compute.container_base import LABEL_HOST
 from zun.compute.container_endpoint import ContainerEndpoint
 from zun.db import engine as db_engine
 from zun.db import migration, models
 from zun.db.queries import actions as action_q
+from zun.scheduler import claims
 
 RUN_ID = uuid.uuid4().hex[:8]
 

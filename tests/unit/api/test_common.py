@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from zun.api import common
 from zun.common import exception
 from zun.common.context import RequestContext
-from zun.db import engine
+from zun.db import engine, paging
 from zun.db.models import Registry
 
 
@@ -66,7 +66,7 @@ def test_links_and_location() -> None:
 
 def test_page_defaults_and_next_link() -> None:
     page = common.page_params({}, default_sort_key="hostname")
-    assert page == common.Page(limit=1000, marker=None, sort_key="hostname", sort_dir="asc")
+    assert page == paging.Page(limit=1000, marker=None, sort_key="hostname", sort_dir="asc")
     page = common.page_params({"limit": "2", "sort_dir": "desc", "resource_url": "things"})
     items = [{"uuid": "a"}, {"uuid": "b"}]
     assert common.next_link("http://h", "hosts", page, items) == (
@@ -96,26 +96,26 @@ def _not_found(ident: str) -> Exception:
 
 def test_paginate_is_keyset_and_scoped(registries: list[Registry]) -> None:
     ctx = _ctx("project-a")
-    stmt = common.project_scope(sa.select(Registry), Registry, ctx)
+    stmt = paging.project_scope(sa.select(Registry), Registry, ctx)
     with engine.transaction(readonly=True) as session:
-        first = common.paginate(session, stmt, Registry, common.page_params({"limit": "3"}),
+        first = paging.paginate(session, stmt, Registry, common.page_params({"limit": "3"}),
                                 not_found=_not_found)
         assert [r.uuid[-1] for r in first] == ["0", "1", "2"]
-        rest = common.paginate(session, stmt, Registry,
+        rest = paging.paginate(session, stmt, Registry,
                                common.page_params({"limit": "3", "marker": first[-1].uuid}),
                                not_found=_not_found)
         assert [r.uuid[-1] for r in rest] == ["3"]
-        by_name = common.paginate(session, stmt, Registry, common.page_params(
+        by_name = paging.paginate(session, stmt, Registry, common.page_params(
             {"sort_key": "name", "sort_dir": "desc"}), not_found=_not_found)
         assert [(r.name, r.uuid[-1]) for r in by_name] == [
             ("r2", "2"), ("r1", "1"), ("r0", "3"), ("r0", "0")]
         # A marker from another project is unknown here.
         with pytest.raises(exception.RegistryNotFound):
-            common.paginate(session, stmt, Registry,
+            paging.paginate(session, stmt, Registry,
                             common.page_params({"marker": registries[5].uuid}),
                             not_found=_not_found)
         with pytest.raises(exception.InvalidParameterValue) as caught:
-            common.paginate(session, stmt, Registry, common.page_params({"sort_key": "nope"}),
+            paging.paginate(session, stmt, Registry, common.page_params({"sort_key": "nope"}),
                             not_found=_not_found)
         assert str(caught.value) == 'The sort_key value "nope" is an invalid field for sorting'
 
@@ -124,18 +124,18 @@ def test_get_by_ident(registries: list[Registry]) -> None:
     kw = {"not_found": _not_found, "singular": "registry", "plural": "registries"}
     with engine.transaction(readonly=True) as session:
         # r1 exists once in project-a (uuid ...1) and once in project-b (uuid ...4).
-        assert common.get_by_ident(session, Registry, "r1", context=_ctx("project-a"),
+        assert paging.get_by_ident(session, Registry, "r1", context=_ctx("project-a"),
                                    **kw).uuid.endswith("1")
-        assert common.get_by_ident(session, Registry, "r1", context=_ctx("project-b"),
+        assert paging.get_by_ident(session, Registry, "r1", context=_ctx("project-b"),
                                    **kw).uuid.endswith("4")
         with pytest.raises(exception.RegistryNotFound):
-            common.get_by_ident(session, Registry, registries[5].uuid,
+            paging.get_by_ident(session, Registry, registries[5].uuid,
                                 context=_ctx("project-a"), **kw)
         with pytest.raises(exception.Conflict):
-            common.get_by_ident(session, Registry, "r1", context=_ctx("x", admin=True), **kw)
+            paging.get_by_ident(session, Registry, "r1", context=_ctx("x", admin=True), **kw)
         # all_projects=False keeps an admin in its own project (registry PATCH).
         with pytest.raises(exception.RegistryNotFound):
-            common.get_by_ident(session, Registry, "r1", context=_ctx("x", admin=True),
+            paging.get_by_ident(session, Registry, "r1", context=_ctx("x", admin=True),
                                 all_projects=False, **kw)
-        assert common.get_by_ident(session, Registry, str(uuid.UUID(registries[5].uuid)),
+        assert paging.get_by_ident(session, Registry, str(uuid.UUID(registries[5].uuid)),
                                    context=_ctx("x", admin=True), **kw).project_id == "project-b"

@@ -1,4 +1,5 @@
-"""zun.common.utils beyond the vectors: configuration fallbacks and defaults."""
+"""zun.common.utils and zun.image.policy beyond the vectors: what they read from the
+configuration."""
 
 from __future__ import annotations
 
@@ -18,16 +19,6 @@ def overrides() -> Iterator[None]:
     CONF.clear_override("max_limit", group="api")
     CONF.clear_override("default_registry", group="docker")
     CONF.clear_override("default_image_driver")
-
-
-def test_conf_value_reads_registered_options() -> None:
-    assert utils.conf_value("docker", "api_url", "x") == "unix:///var/run/docker.sock"
-    assert utils.conf_value(None, "default_image_driver", "x") == "docker"
-
-
-def test_conf_value_falls_back_for_unknown_options() -> None:
-    assert utils.conf_value("docker", "no_such_option", 42) == 42
-    assert utils.conf_value("no_such_group", "x", "fallback") == "fallback"
 
 
 def test_validate_limit_follows_the_configured_maximum(overrides: None) -> None:

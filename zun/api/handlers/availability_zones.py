@@ -15,6 +15,7 @@ from zun.api.response import json_reply
 from zun.api.routing import route
 from zun.api.views.availability_zones import zone_view
 from zun.common import exception, policy
+from zun.db import paging
 from zun.db.models import ZunService
 from zun.db.queries import services as queries
 
@@ -24,7 +25,7 @@ def list_zones(req: ApiRequest) -> webob.Response:
     """List the availability zones of the services."""
     policy.authorize(req.context, "availability_zones:get_all")
     page = common.page_params(req.query(), default_sort_key="availability_zone")
-    common.check_sort_key(ZunService, page.sort_key)
+    paging.check_sort_key(ZunService, page.sort_key)
     zones = queries.availability_zones(descending=page.sort_dir == "desc")
     if page.marker is not None:
         if page.marker not in zones:

@@ -39,7 +39,8 @@ from zun.common import consts, exception, policy
 from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
 from zun.compute import api as compute_api
-from zun.db import engine, models
+from zun.conf import CONF
+from zun.db import engine, models, paging
 from zun.db.queries import containers as container_q
 from zun.image import glance_client
 from zun.network import access as network_access
@@ -210,7 +211,7 @@ def _healthcheck(value: dict[str, Any] | None) -> dict[str, Any] | None:
 
 def _registry_id(ctx: RequestContext, ident: str) -> int:
     with engine.transaction(readonly=True) as session:
-        row = api_common.get_by_ident(
+        row = paging.get_by_ident(
             session, models.Registry, ident, context=ctx,
             not_found=lambda i: exception.RegistryNotFound(registry=i),
             singular="registry", plural="registries")
@@ -260,8 +261,7 @@ def _create(req: ApiRequest, schema: str) -> webob.Response:
         tty = interactive
     else:
         tty = _bool(body, "tty", False)
-    image_driver = _opt(body.get("image_driver")) or zun_utils.conf_value(
-        None, "default_image_driver", consts.IMAGE_DRIVER_DOCKER)
+    image_driver = _opt(body.get("image_driver")) or CONF.default_image_driver
     if image_driver == consts.IMAGE_DRIVER_GLANCE:
         # Looked up now, with the user's token (tokens never reach the nodes): a missing,
         # foreign, ambiguous or non-Docker image is refused before anything is claimed.
@@ -286,9 +286,9 @@ def _create(req: ApiRequest, schema: str) -> webob.Response:
         "command": _command(req, body.get("command")),
         "entrypoint": body.get("entrypoint"),
         "cpu": float(cpu) if cpu is not None else float(
-            zun_utils.conf_value(None, "default_cpu", 1.0)),
+            CONF.default_cpu),
         "memory": str(int(memory)) if memory is not None else str(
-            zun_utils.conf_value(None, "default_memory", 512)),
+            CONF.default_memory),
         "disk": int(disk) if disk is not None else None,
         "cpu_policy": body.get("cpu_policy"),
         "workdir": body.get("workdir"),
@@ -447,7 +447,7 @@ def rebuild_container(req: ApiRequest, container_ident: str) -> webob.Response:
     container = _lookup(req, container_ident, "container:rebuild")
     image = _opt(params.get("image"))
     image_driver = _opt(params.get("image_driver"))
-    drivers = list(zun_utils.conf_value(None, "image_driver_list", ["glance", "docker"]))
+    drivers = list(CONF.image_driver_list)
     if image_driver is not None and image_driver not in drivers:
         raise exception.ValidationError(
             detail=f"Invalid image_driver {image_driver!r}: it must be one of {drivers}.")
@@ -582,7 +582,7 @@ def container_logs(req: ApiRequest, container_ident: str) -> webob.Response:
 
 
 def _proxy_url(container_uuid: str, token: str, exec_id: str | None = None) -> str:
-    base = str(zun_utils.conf_value("websocket_proxy", "base_url", "ws://127.0.0.1:6784/"))
+    base = str(CONF.websocket_proxy.base_url)
     url = f"{base}?token={token}&uuid={container_uuid}"
     return f"{url}&exec_id={exec_id}" if exec_id else url
 

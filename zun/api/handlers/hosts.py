@@ -10,7 +10,7 @@ from zun.api.response import json_reply
 from zun.api.routing import route
 from zun.api.views.hosts import host_view
 from zun.common import exception, policy
-from zun.db import engine
+from zun.db import engine, paging
 from zun.db.models import ComputeNode
 from zun.db.queries import compute_nodes_read as queries
 
@@ -25,7 +25,7 @@ def list_hosts(req: ApiRequest) -> webob.Response:
     policy.authorize(req.context, "host:get_all")
     page = common.page_params(req.query(), default_sort_key="hostname")
     with engine.transaction(readonly=True) as session:
-        nodes = common.paginate(session, queries.select_nodes(), ComputeNode, page,
+        nodes = paging.paginate(session, queries.select_nodes(), ComputeNode, page,
                                 not_found=_not_found, tiebreak="uuid")
     host_url = req.host_url
     return json_reply({"hosts": [host_view(n, host_url) for n in nodes],

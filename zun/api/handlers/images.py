@@ -21,8 +21,8 @@ from zun.api.response import accepted_with_location, json_reply
 from zun.api.routing import route
 from zun.api.views.images import image_view
 from zun.common import consts, exception, policy
-from zun.common import utils as zun_utils
 from zun.compute import rpcapi_images_networks as image_network_rpc
+from zun.conf import CONF
 from zun.db import engine, models
 from zun.db.queries import compute_nodes_read
 from zun.db.queries import images as queries
@@ -120,7 +120,7 @@ def search_image(req: ApiRequest, image: str) -> webob.Response:
     exact = common.parse_bool(params.get("exact_match", False), "exact_match")
     driver = params.get("image_driver")
     if driver in (None, "None"):
-        driver = zun_utils.conf_value(None, "default_image_driver", consts.IMAGE_DRIVER_DOCKER)
+        driver = CONF.default_image_driver
     if driver == consts.IMAGE_DRIVER_GLANCE:
         # Searched here with the user's token (Glance applies its visibility rules); tokens
         # never travel to the nodes. The hits are Glance's image documents, as in Zun.

@@ -13,7 +13,8 @@ from zun.api.request import ApiRequest
 from zun.api.response import json_reply
 from zun.api.routing import route
 from zun.api.views.quotas import limits_view
-from zun.common import policy, quota
+from zun.common import policy
+from zun.compute import quota
 from zun.db import engine
 
 ITEM = "/v1/quota_classes/{quota_class_name}"

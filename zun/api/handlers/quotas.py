@@ -1,6 +1,6 @@
 """``/v1/quotas/{project_id}``: a project's limits, usage, defaults and reset (rest-api.md §14).
 
-Every version (1.1+). Limits are read and written through :mod:`zun.common.quota`. A member may
+Every version (1.1+). Limits are read and written through :mod:`zun.compute.quota`. A member may
 read only its own project (``quota:get`` / ``quota:get_default`` target the path's project);
 changing limits is for admins.
 
@@ -19,7 +19,8 @@ from zun.api.request import ApiRequest
 from zun.api.response import json_reply
 from zun.api.routing import route
 from zun.api.views.quotas import limits_view, usages_view
-from zun.common import policy, quota
+from zun.common import policy
+from zun.compute import quota
 from zun.db import engine
 
 ITEM = "/v1/quotas/{project_id}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from zun.common import quota
+from zun.compute import quota
 
 
 def limits_view(limits: Mapping[str, int]) -> dict[str, int]:

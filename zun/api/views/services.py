@@ -8,7 +8,7 @@ from typing import Any
 from oslo_utils import timeutils
 
 from zun.api import common
-from zun.common.utils import conf_value
+from zun.conf import CONF
 from zun.db.models import ZunService
 
 
@@ -25,12 +25,12 @@ def is_up(service: ZunService, now: datetime.datetime | None = None,
         return False
     now = now or timeutils.utcnow()
     if down_time is None:
-        down_time = int(conf_value(None, "service_down_time", 180))
+        down_time = int(CONF.service_down_time)
     return abs((now - beat).total_seconds()) <= down_time
 
 
 def service_view(service: ZunService, now: datetime.datetime | None = None) -> dict[str, Any]:
-    zone = service.availability_zone or conf_value(None, "default_availability_zone", "nova")
+    zone = service.availability_zone or CONF.default_availability_zone
     return {
         "id": service.id,
         "host": service.host,

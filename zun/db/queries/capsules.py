@@ -14,10 +14,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Row
 from sqlalchemy.orm import Session
 
-from zun.api import common as api_common
 from zun.common import consts, exception
 from zun.common.context import RequestContext
-from zun.db import models
+from zun.db import models, paging
 from zun.db.queries import containers as container_q
 
 C = models.Container
@@ -38,14 +37,14 @@ def _capsules() -> sa.Select[Any]:
 
 
 def list_page(session: Session, context: RequestContext, *, all_projects: bool,
-              page: api_common.Page) -> list[models.Container]:
-    stmt = api_common.project_scope(_capsules(), C, context, all_projects)
-    return api_common.paginate(session, stmt, C, page, not_found=not_found)
+              page: paging.Page) -> list[models.Container]:
+    stmt = paging.project_scope(_capsules(), C, context, all_projects)
+    return paging.paginate(session, stmt, C, page, not_found=not_found)
 
 
 def get_by_ident(session: Session, context: RequestContext, ident: str) -> models.Container:
     """The capsule named or identified by ``ident`` that the caller may see (404/409)."""
-    return api_common.get_by_ident(session, C, ident, context=context, not_found=not_found,
+    return paging.get_by_ident(session, C, ident, context=context, not_found=not_found,
                                    singular="container", plural="containers",
                                    stmt=_capsules())
 

@@ -14,7 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from zun.common import utils as zun_utils
+from zun.conf import CONF
 from zun.db import models
 
 COMPUTE_BINARY = "zun-compute"
@@ -27,7 +27,7 @@ def _now() -> datetime.datetime:
 
 
 def service_down_time() -> int:
-    return int(zun_utils.conf_value(None, "service_down_time", 180))
+    return int(CONF.service_down_time)
 
 
 def service_is_up(

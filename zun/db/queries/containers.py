@@ -17,10 +17,9 @@ from oslo_utils import uuidutils
 from sqlalchemy.engine import Row
 from sqlalchemy.orm import Session
 
-from zun.api import common as api_common
 from zun.common import consts, exception
 from zun.common.context import RequestContext
-from zun.db import models
+from zun.db import models, paging
 
 C = models.Container
 
@@ -122,7 +121,7 @@ def list_for_view(
     *,
     all_projects: bool,
     filters: Mapping[str, Any],
-    page: api_common.Page,
+    page: paging.Page,
 ) -> list[tuple[Any, ...]]:
     """One page of containers (capsules and their members excluded), in ONE query (and
     one more for the registries of the few rows that name one).
@@ -130,7 +129,7 @@ def list_for_view(
     The marker (when given) is looked up first within the same scope, so an unknown or
     invisible marker is a 404, as in the original.
     """
-    stmt = api_common.project_scope(
+    stmt = paging.project_scope(
         sa.select(*_LIST_SELECT).where(C.container_type == consts.TYPE_CONTAINER), C, context,
         all_projects)
     for key, value in filters.items():
@@ -140,7 +139,7 @@ def list_for_view(
         marker_row = session.execute(stmt.where(C.uuid == page.marker).limit(1)).first()
         if marker_row is None:
             raise not_found(page.marker)
-    api_common.check_sort_key(C, page.sort_key)
+    paging.check_sort_key(C, page.sort_key)
     keys = [page.sort_key] if page.sort_key == "id" else [page.sort_key, "id"]
     stmt = db_utils.paginate_query(
         stmt, C, page.limit, keys, marker=marker_row, sort_dir=page.sort_dir
@@ -194,7 +193,7 @@ def get_by_ident(
     session: Session, context: RequestContext, ident: str, all_projects: bool | None = None
 ) -> models.Container:
     """The container named or identified by ``ident`` that the caller may see (404/409)."""
-    return api_common.get_by_ident(
+    return paging.get_by_ident(
         session,
         C,
         ident,

@@ -10,10 +10,9 @@ from oslo_db import exception as db_exc
 from oslo_utils import uuidutils
 from sqlalchemy.orm import Session
 
-from zun.api import common
 from zun.common import exception
 from zun.common.context import RequestContext
-from zun.db import models
+from zun.db import models, paging
 
 I = models.Image  # noqa: E741
 
@@ -22,10 +21,10 @@ def not_found(ident: str) -> exception.ImageNotFound:
     return exception.ImageNotFound(image=ident)
 
 
-def list_page(session: Session, context: RequestContext, page: common.Page) -> list[models.Image]:
+def list_page(session: Session, context: RequestContext, page: paging.Page) -> list[models.Image]:
     """The caller's project's images (admins included: Zun has no all_projects here)."""
-    stmt = common.project_scope(sa.select(I), I, context)
-    return common.paginate(session, stmt, I, page, not_found=not_found)
+    stmt = paging.project_scope(sa.select(I), I, context)
+    return paging.paginate(session, stmt, I, page, not_found=not_found)
 
 
 def get(session: Session, context: RequestContext, ident: str) -> models.Image:

@@ -14,10 +14,9 @@ from oslo_db import exception as db_exc
 from oslo_utils import uuidutils
 from sqlalchemy.orm import Session
 
-from zun.api import common
 from zun.common import crypt, exception
 from zun.common.context import RequestContext
-from zun.db import models
+from zun.db import models, paging
 
 R = models.Registry
 FILTERS = ("name", "domain", "username", "project_id", "user_id")
@@ -27,17 +26,17 @@ def not_found(ident: str) -> exception.RegistryNotFound:
     return exception.RegistryNotFound(registry=ident)
 
 
-def list_page(session: Session, context: RequestContext, page: common.Page,
+def list_page(session: Session, context: RequestContext, page: paging.Page,
               filters: Mapping[str, Any], all_projects: bool) -> list[models.Registry]:
-    stmt = common.project_scope(sa.select(R), R, context, all_projects)
+    stmt = paging.project_scope(sa.select(R), R, context, all_projects)
     for name, value in filters.items():
         stmt = stmt.where(getattr(R, name) == value)
-    return common.paginate(session, stmt, R, page, not_found=not_found)
+    return paging.paginate(session, stmt, R, page, not_found=not_found)
 
 
 def get_by_ident(session: Session, context: RequestContext, ident: str) -> models.Registry:
     """By UUID or name, in the caller's project (admins: every project); 404 / 409."""
-    return common.get_by_ident(session, R, ident, context=context, not_found=not_found,
+    return paging.get_by_ident(session, R, ident, context=context, not_found=not_found,
                                singular="registry", plural="registries")
 
 

@@ -17,12 +17,10 @@ import docker.tls
 import requests.exceptions
 
 from zun.common import exception
-from zun.common.utils import conf_value
+from zun.conf import CONF
 
 LOG = logging.getLogger(__name__)
 
-DEFAULT_API_URL = "unix:///var/run/docker.sock"
-DEFAULT_TIMEOUT = 60
 
 
 def make_client(api_url: str | None = None, timeout: int | None = None) -> docker.APIClient:
@@ -30,15 +28,15 @@ def make_client(api_url: str | None = None, timeout: int | None = None) -> docke
 
     TLS is used for a ``tcp://`` URL when ``[docker]/cert_file`` and ``key_file`` are set.
     """
-    url = api_url or conf_value("docker", "api_url", None) or DEFAULT_API_URL
+    url = api_url or CONF.docker.api_url
     if timeout is None:
-        timeout = int(conf_value("docker", "default_timeout", DEFAULT_TIMEOUT))
+        timeout = int(CONF.docker.default_timeout)
     tls: docker.tls.TLSConfig | bool = False
-    cert_file = conf_value("docker", "cert_file", None)
-    key_file = conf_value("docker", "key_file", None)
+    cert_file = CONF.docker.cert_file
+    key_file = CONF.docker.key_file
     if url.startswith(("tcp://", "https://")) and cert_file and key_file:
-        insecure = bool(conf_value("docker", "api_insecure", False))
-        ca_file = conf_value("docker", "ca_file", None)
+        insecure = bool(CONF.docker.api_insecure)
+        ca_file = CONF.docker.ca_file
         tls = docker.tls.TLSConfig(client_cert=(cert_file, key_file),
                                    ca_cert=None if insecure else ca_file,
                                    verify=False if insecure else (ca_file or True))

@@ -26,7 +26,7 @@ import docker
 import requests.exceptions
 
 from zun.common import consts, exception
-from zun.common.utils import conf_value
+from zun.conf import CONF
 from zun.runtime.docker import spec as spec_mod
 from zun.runtime.docker import stats as stats_mod
 from zun.runtime.docker.client import (
@@ -40,7 +40,6 @@ from zun.runtime.docker.status import StatusFields, map_docker_state
 
 LOG = logging.getLogger(__name__)
 
-DEFAULT_EXECUTE_TIMEOUT = 5
 REASON_NOT_IN_ENGINE = "container is missing in the Docker engine"
 
 __all__ = ["DockerDriver", "is_not_found"]
@@ -333,7 +332,7 @@ class DockerDriver:
         past the deadline raises Conflict "Timeout on executing command: ..." (the process
         itself keeps running in the container: Docker cannot stop an exec)."""
         if timeout is None:
-            timeout = int(conf_value("docker", "execute_timeout", DEFAULT_EXECUTE_TIMEOUT))
+            timeout = int(CONF.docker.execute_timeout)
         stream = call(self.client.exec_start, exec_id, stream=True)
         chunks: list[bytes] = []
         failure: list[BaseException] = []
@@ -484,7 +483,7 @@ class DockerDriver:
         """``{"disk_total", "disk_used"}`` in GiB of the filesystem holding the engine's
         data root (only meaningful for a local engine; zeros when it is not visible)."""
         path = (docker_root_dir or self.host_info().get("docker_root_dir")
-                or conf_value("docker", "docker_data_root", "/var/lib/docker"))
+                or CONF.docker.docker_data_root)
         try:
             usage = shutil.disk_usage(path)
         except OSError:

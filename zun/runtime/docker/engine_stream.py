@@ -27,8 +27,8 @@ from typing import Any, Protocol
 
 import docker
 
-from zun.common.utils import conf_value
-from zun.runtime.docker.client import DEFAULT_API_URL, make_client
+from zun.conf import CONF
+from zun.runtime.docker.client import make_client
 
 LOG = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ class Stream(Protocol):
 
 
 def unix_socket_path(api_url: str | None = None) -> str:
-    url = api_url or conf_value("docker", "api_url", None) or DEFAULT_API_URL
+    url = api_url or CONF.docker.api_url
     parsed = urllib.parse.urlparse(url)
     if parsed.scheme not in ("unix", "http+unix"):
         raise ConsoleUnavailable(
@@ -224,7 +224,7 @@ def _hijack(client: docker.APIClient, api_url: str | None, path: str,
     version = getattr(client, "api_version", None) or "1.40"
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.settimeout(float(conf_value("docker", "default_timeout", 60)))
+        sock.settimeout(float(CONF.docker.default_timeout))
         sock.connect(unix_socket_path(api_url))
         head = (f"POST /v{version}{path} HTTP/1.1\r\nHost: docker\r\n"
                 "Content-Type: application/json\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n"

@@ -11,8 +11,7 @@ import docker
 import docker.errors
 import requests.exceptions
 
-from zun.common.utils import conf_value
-from zun.runtime.docker.client import DEFAULT_API_URL
+from zun.conf import CONF
 
 # /_ping is served under any API version; this one is old enough for every engine we run on.
 _PING_VERSION = "1.25"
@@ -20,9 +19,9 @@ _PING_VERSION = "1.25"
 
 def probe(api_url: str | None = None, timeout: float | None = None) -> str | None:
     """None when the engine answers its ping in time, else why not (one short sentence)."""
-    url = api_url or conf_value("docker", "api_url", None) or DEFAULT_API_URL
+    url = api_url or CONF.docker.api_url
     if timeout is None:
-        timeout = float(conf_value("compute", "engine_probe_timeout", 3.0))
+        timeout = float(CONF.compute.engine_probe_timeout)
     try:
         client = docker.APIClient(base_url=url, version=_PING_VERSION, timeout=timeout)
     except docker.errors.DockerException as exc:

@@ -13,11 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zun.common import consts
-from zun.common.utils import conf_value
-
-DEFAULT_NO_NEW_PRIVILEGES = True
-DEFAULT_CAP_DROP = ("NET_RAW", "MKNOD", "AUDIT_WRITE")
-DEFAULT_PIDS_LIMIT = 4096
+from zun.conf import CONF
 
 _MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([bkmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
 _UNIT_SHIFT = {"b": 0, "k": 10, "m": 20, "g": 30, "t": 40}
@@ -104,12 +100,12 @@ def hardening_args(privileged: bool) -> dict[str, Any]:
     if privileged:
         return {}
     args: dict[str, Any] = {}
-    if conf_value("docker", "security_opt_no_new_privileges", DEFAULT_NO_NEW_PRIVILEGES):
+    if CONF.docker.security_opt_no_new_privileges:
         args["security_opt"] = ["no-new-privileges:true"]
-    cap_drop = conf_value("docker", "cap_drop", list(DEFAULT_CAP_DROP))
+    cap_drop = CONF.docker.cap_drop
     if cap_drop:
         args["cap_drop"] = list(cap_drop)
-    pids_limit = int(conf_value("docker", "pids_limit", DEFAULT_PIDS_LIMIT) or 0)
+    pids_limit = int(CONF.docker.pids_limit or 0)
     if pids_limit > 0:
         args["pids_limit"] = pids_limit
     return args

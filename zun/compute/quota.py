@@ -13,7 +13,8 @@ its container row in the same transaction, and the lock is released when that tr
 ends. Concurrent creates in one project are therefore serialised, and exactly as many as the
 limit allows succeed. Different projects do not wait for each other.
 
-``[quota]/driver = zun.common.quota.NoopQuotaDriver`` turns quotas off: every limit reads
+``[quota]/driver = zun.common.quota.NoopQuotaDriver`` (Zun's name, kept so that existing
+configuration files work) turns quotas off: every limit reads
 ``-1`` and nothing is enforced, as with Zun's no-op driver.
 """
 
@@ -25,8 +26,8 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from zun.common import exception
-from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
+from zun.conf import CONF
 from zun.db.queries import quotas as quota_q
 
 RESOURCES = ("containers", "memory", "cpu", "disk")
@@ -34,22 +35,18 @@ DEFAULT_CLASS = "default"
 NOOP_DRIVER = "zun.common.quota.NoopQuotaDriver"
 UNLIMITED = -1
 
-# Zun's [quota] defaults, used when the option is not registered.
-_CONFIG_DEFAULTS = {"containers": 40, "memory": 51200, "cpu": 20, "disk": 100}
-
 OverQuota = exception.OverQuota
 
 
 def enabled() -> bool:
     """False with the no-op driver."""
-    driver = str(zun_utils.conf_value("quota", "driver", "") or "")
+    driver = str(CONF.quota.driver or "")
     return not driver.endswith("NoopQuotaDriver")
 
 
 def config_defaults() -> dict[str, int]:
     """The ``[quota]`` options."""
-    return {res: int(zun_utils.conf_value("quota", res, default))
-            for res, default in _CONFIG_DEFAULTS.items()}
+    return {res: int(getattr(CONF.quota, res)) for res in RESOURCES}
 
 
 def _fill(rows: Mapping[str, int | None], fallback: Mapping[str, int]) -> dict[str, int]:

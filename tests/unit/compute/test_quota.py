@@ -1,4 +1,4 @@
-"""zun.common.quota on a migrated SQLite database: limits, fallbacks, usage, enforcement."""
+"""zun.compute.quota on a migrated SQLite database: limits, fallbacks, usage, enforcement."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from zun.common import exception, quota
+from zun.common import exception
+from zun.compute import quota
 from zun.conf import CONF
 from zun.db import engine as db_engine
 from zun.db import migration, models

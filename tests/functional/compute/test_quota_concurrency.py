@@ -19,7 +19,8 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from zun.common import exception, quota
+from zun.common import exception
+from zun.compute import quota
 from zun.db import engine as db_engine
 from zun.db import migration, models
 from zun.db.queries import quotas as quota_q
