@@ -56,6 +56,17 @@ def all_projects(params: Mapping[str, Any]) -> bool:
     return zun_utils.is_all_projects(dict(params))
 
 
+def optional(value: Any) -> Any:
+    """An optional parameter as the rest of the service sees it: python-zunclient sends an
+    unset one as the string ``None``; this is the one place that string becomes None."""
+    return None if value is None or value == "None" else value
+
+
+def optional_int(value: Any) -> int | None:
+    value = optional(value)
+    return None if value is None or value == "" else int(value)
+
+
 def check_unknown_params(params: Iterable[str], allowed: Iterable[str]) -> None:
     """400 ``container.invalid-value`` "Unknown parameters: a, b" (list containers, registries)."""
     known = set(allowed)

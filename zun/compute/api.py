@@ -252,8 +252,8 @@ class ContainerAPI:
         """CAS ``values`` (which include the task state) and record ``action``, or 409."""
         allowed = list(statuses if statuses is not None else zun_utils.VALID_STATES[state_key])
         with engine.transaction() as session:
-            won = container_q.compare_and_set(session, container.uuid, values,
-                                              statuses=allowed, expect_idle=idle)
+            won = container_q.cas_update(session, container.uuid, values, statuses=allowed,
+                                         task_states=(None,) if idle else None)
             if not won:
                 current = container_q.get_by_uuid(session, container.uuid)
                 if current is None:
@@ -270,9 +270,8 @@ class ContainerAPI:
     def _release_task(context: RequestContext, container: models.Container, task_state: str,
                       restore: Mapping[str, Any]) -> None:
         with engine.transaction() as session:
-            container_q.compare_and_set(session, container.uuid,
-                                        {"task_state": None, **restore},
-                                        expect_task_state=task_state)
+            container_q.cas_update(session, container.uuid, {"task_state": None, **restore},
+                                   task_states=(task_state,))
             action_q.finish_action(session, container.uuid, context.request_id, error=True)
 
     def _cast_action(self, context: RequestContext, container: models.Container,

@@ -14,7 +14,7 @@ from typing import Any
 
 from zun.common import consts
 from zun.db import engine
-from zun.db.queries import node as node_q
+from zun.db.queries import containers as container_q
 from zun.runtime.docker.driver import REASON_NOT_IN_ENGINE
 
 LOG = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ def start(node: Any, context: Any, row: Any) -> bool:
     # so is one a read had put in Error (what it was before is lost; most were running).
     run = row.status in (consts.RUNNING, consts.PAUSED, consts.ERROR)
     with engine.transaction() as session:
-        won = node_q.cas_update(session, row.uuid,
+        won = container_q.cas_update(session, row.uuid,
                                 {"status": consts.REBUILDING,
                                  "task_state": consts.CONTAINER_REBUILDING,
                                  "status_reason": None},

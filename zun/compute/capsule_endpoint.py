@@ -205,7 +205,7 @@ class CapsuleEndpoint:
                 return
         LOG.info("Capsule %s ended: %s", capsule.uuid, reason)
         with engine.transaction() as session:
-            node_q.cas_update(session, capsule.uuid,
+            container_q.cas_update(session, capsule.uuid,
                               {"status": PHASE_STATUS[phase], "status_reason": reason},
                               task_states=(None,), statuses=(consts.RUNNING,))
 
@@ -403,7 +403,7 @@ class CapsuleEndpoint:
             self._fail(context, capsule, reason_of(exc), exc)
             return
         with engine.transaction() as session:
-            won = node_q.cas_update(
+            won = container_q.cas_update(
                 session, capsule_uuid,
                 {"status": consts.RUNNING, "status_reason": None, "task_state": None,
                  "container_id": built.sandbox_id, "addresses": addresses,
@@ -462,7 +462,7 @@ class CapsuleEndpoint:
         self._sweep(capsule.uuid, capsule.project_id)
         host = capsule.host
         with engine.transaction() as session:
-            won = node_q.cas_update(
+            won = container_q.cas_update(
                 session, capsule.uuid,
                 {"status": consts.ERROR, "status_reason": reason, "task_state": None,
                  "host": None, "container_id": None, "addresses": None, "status_detail": None},
@@ -500,7 +500,7 @@ class CapsuleEndpoint:
         except Exception as exc:
             LOG.warning("Deleting capsule %s failed: %s", capsule_uuid, reason_of(exc))
             with engine.transaction() as session:
-                node_q.cas_update(session, capsule_uuid,
+                container_q.cas_update(session, capsule_uuid,
                                   {"status": consts.ERROR, "status_reason": reason_of(exc),
                                    "task_state": None},
                                   task_states=(consts.CONTAINER_DELETING, None))

@@ -12,19 +12,12 @@ from zun.common.context import RequestContext
 from zun.compute import auto_heal
 from zun.compute import container_rows as rows
 from zun.compute.container_base import ContainerNodeBase
-from zun.conf import CONF
 from zun.console import tokens as console_tokens
 from zun.db import engine
-from zun.db.queries import node as node_q
+from zun.db.queries import containers as container_q
 from zun.network import addresses as net_addresses
 from zun.runtime.docker.client import is_not_found
 from zun.runtime.docker.driver import REASON_NOT_IN_ENGINE
-
-
-def proxy_url(container_uuid: str, token: str, exec_id: str | None = None) -> str:
-    base = str(CONF.websocket_proxy.base_url)
-    url = f"{base}?token={token}&uuid={container_uuid}"
-    return f"{url}&exec_id={exec_id}" if exec_id else url
 
 
 class ContainerCalls(ContainerNodeBase):
@@ -65,7 +58,7 @@ class ContainerCalls(ContainerNodeBase):
         changed = {k: v for k, v in fresh.items() if current.get(k) != v}
         if changed:
             with engine.transaction() as session:
-                node_q.cas_update(session, container_uuid, changed, task_states=(None,),
+                container_q.cas_update(session, container_uuid, changed, task_states=(None,),
                                   statuses=(row.status,))
         return rows.public(fresh)
 
@@ -109,7 +102,7 @@ class ContainerCalls(ContainerNodeBase):
         """A new console token for the container (the console proxy checks it)."""
         rows.load_for_call(container_uuid)
         token = console_tokens.issue_attach_token(container_uuid)
-        return {"token": token, "url": proxy_url(container_uuid, token)}
+        return {"token": token, "url": console_tokens.console_url(container_uuid, token)}
 
     def container_resize(self, context: RequestContext, container_uuid: str,
                          height: int | None = None, width: int | None = None) -> None:

@@ -75,7 +75,7 @@ class ContainerChanges(ContainerNodeBase):
             return
         rows.start_event(context, container_uuid, "commit")
         task = (consts.CONTAINER_COMMITTING, None)
-        tag = tag if tag not in (None, "", "None") else "latest"
+        tag = tag or "latest"
         try:
             image_id = self.driver.commit(row, repository, tag)
             size = self.driver.image_size(image_id)

@@ -24,6 +24,7 @@ from zun.compute.container_base import ContainerNodeBase
 from zun.compute.container_resources import Taken
 from zun.compute.container_rows import reason_of
 from zun.db import engine
+from zun.db.queries import containers as container_q
 from zun.db.queries import node as node_q
 from zun.network import access as network_access
 from zun.runtime.docker import health
@@ -191,7 +192,7 @@ class ContainerLifecycle(ContainerNodeBase):
             if current.host:
                 claims.release(session, current.host, cpu, memory_mb, disk_gb)
             node_q.delete_volume_records(session, container_uuid)
-            node_q.destroy_container(session, container_uuid)
+            container_q.destroy(session, container_uuid)
 
     # --- lifecycle actions ----------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from zun.common import exception
 from zun.common.context import RequestContext
 from zun.db import engine
 from zun.db.queries import actions as action_q
+from zun.db.queries import containers as container_q
 from zun.db.queries import node as node_q
 from zun.network import addresses as net_addresses
 from zun.runtime.contract import ContainerRuntime
@@ -49,7 +50,7 @@ def start_event(context: RequestContext, container_uuid: str, action: str,
                 from_states: tuple[str | None, ...] = ()) -> None:
     with engine.transaction() as session:
         if task_state is not None:
-            node_q.cas_update(session, container_uuid, {"task_state": task_state},
+            container_q.cas_update(session, container_uuid, {"task_state": task_state},
                               task_states=from_states)
         if context.request_id:
             action_q.start_event(session, container_uuid, context.request_id,
@@ -58,7 +59,7 @@ def start_event(context: RequestContext, container_uuid: str, action: str,
 
 def set_task(container_uuid: str, task_state: str, current: str) -> None:
     with engine.transaction() as session:
-        node_q.cas_update(session, container_uuid, {"task_state": task_state},
+        container_q.cas_update(session, container_uuid, {"task_state": task_state},
                           task_states=(current,))
 
 
@@ -75,7 +76,7 @@ def finish(context: RequestContext, container_uuid: str, action: str,
     result = action_q.RESULT_ERROR if exc else action_q.RESULT_SUCCESS
     trace = "".join(traceback.format_exception(exc)) if exc else None
     with engine.transaction() as session:
-        won = node_q.cas_update(session, container_uuid, values, task_states=task_states,
+        won = container_q.cas_update(session, container_uuid, values, task_states=task_states,
                                 statuses=statuses)
         if won and extra is not None:
             extra(session)

@@ -195,8 +195,7 @@ def purge(host: str) -> list[str]:
         # Members before their capsules (foreign key), plain containers in any order.
         ordered = sorted(rows, key=lambda r: r.container_type == consts.TYPE_CAPSULE)
         for row in ordered:
-            node_q.delete_volume_records(session, row.uuid)
-            node_q.destroy_container(session, row.uuid)
+            node_q.destroy_with_volume_records(session, row.uuid)
         session.execute(sa.update(models.ComputeNode)
                         .where(models.ComputeNode.hostname == host)
                         .values(cpu_used=0.0, mem_used=0, disk_used=0))

@@ -81,8 +81,7 @@ class ImageEndpoint:
 
     def image_search(self, context: RequestContext, image: str, image_driver: str | None = None,
                      exact_match: bool = False) -> list[dict[str, Any]]:
-        driver = image_driver if image_driver not in (None, "None") else \
-            CONF.default_image_driver
+        driver = image_driver or CONF.default_image_driver
         if driver == consts.IMAGE_DRIVER_GLANCE:
             raise exception.Invalid(message="Image search with the glance driver is not "
                                             "available: this deployment has no Glance.")

@@ -31,6 +31,7 @@ from zun.compute import auto_heal
 from zun.compute.container_lifecycle import ContainerLifecycle
 from zun.conf import CONF
 from zun.db import engine, models
+from zun.db.queries import containers as container_q
 from zun.db.queries import node as node_q
 from zun.runtime.docker.driver import REASON_NOT_IN_ENGINE, host_memory
 from zun.runtime.docker.status import map_docker_state
@@ -118,7 +119,8 @@ def _host_rows(host: str) -> list[Any]:
 
 def _cas(uuid: str, values: dict[str, Any], status: str) -> bool:
     with engine.transaction() as session:
-        return node_q.cas_update(session, uuid, values, task_states=(None,), statuses=(status,))
+        return container_q.cas_update(session, uuid, values, task_states=(None,),
+                                      statuses=(status,))
 
 
 def sync_container_state(manager: ContainerLifecycle, context: RequestContext) -> None:
@@ -169,7 +171,7 @@ def delete_unused_containers(manager: ContainerLifecycle, context: RequestContex
                                     C.auto_remove.is_(True), C.task_state.is_(None))))
     for uuid in uuids:
         with engine.transaction() as session:
-            won = node_q.cas_update(session, uuid, {"task_state": consts.CONTAINER_DELETING},
+            won = container_q.cas_update(session, uuid, {"task_state": consts.CONTAINER_DELETING},
                                     task_states=(None,), statuses=(consts.DELETED,))
         if won:
             manager.container_delete(context, uuid, force=True)

@@ -39,6 +39,7 @@ from zun.compute.container_resources import Taken
 from zun.conf import CONF
 from zun.db import engine
 from zun.db.queries import attempts as attempt_q
+from zun.db.queries import containers as container_q
 from zun.db.queries import node as node_q
 
 LOG = logging.getLogger(__name__)
@@ -82,14 +83,14 @@ def _recover_one(manager: ContainerLifecycle, context: RequestContext, row: Any)
             manager.fail_create(context, full, rows.REASON_CREATE_INTERRUPTED)
             with engine.transaction() as session:
                 # fail_create only moves rows still in Creating; this one may be another.
-                node_q.cas_update(session, row.uuid,
+                container_q.cas_update(session, row.uuid,
                                   {"status": consts.ERROR, "task_state": None,
                                    "status_reason": rows.REASON_CREATE_INTERRUPTED},
                                   task_states=(task,))
         return
     if task in _SIDE_TASKS:
         with engine.transaction() as session:
-            node_q.cas_update(session, row.uuid,
+            container_q.cas_update(session, row.uuid,
                               {"status": consts.ERROR, "task_state": None,
                                "status_reason": rows.REASON_CREATE_INTERRUPTED},
                               task_states=(task,))
@@ -110,7 +111,7 @@ def _recover_one(manager: ContainerLifecycle, context: RequestContext, row: Any)
     if (row.status == consts.RUNNING and CONF.compute.resume_container_state
             and not _engine_running(manager, row)):
         with engine.transaction() as session:
-            won = node_q.cas_update(session, row.uuid,
+            won = container_q.cas_update(session, row.uuid,
                                     {"task_state": consts.CONTAINER_STARTING},
                                     task_states=(None,))
         if won:
@@ -131,7 +132,7 @@ def _redo_create(manager: ContainerLifecycle, row: Any) -> bool:
     full.container_id = None  # remove an engine container by its name
     manager._undo(full, Taken())
     with engine.transaction() as session:
-        won = node_q.cas_update(session, row.uuid,
+        won = container_q.cas_update(session, row.uuid,
                                 {"task_state": consts.CONTAINER_CREATING, "container_id": None},
                                 task_states=(row.task_state,), statuses=(consts.CREATING,),
                                 host=manager.host)
@@ -164,4 +165,4 @@ def _clear_task(manager: ContainerLifecycle, row: Any) -> None:
     except Exception:
         LOG.info("Container %s: state not read back from the engine", row.uuid)
     with engine.transaction() as session:
-        node_q.cas_update(session, row.uuid, values, task_states=(row.task_state,))
+        container_q.cas_update(session, row.uuid, values, task_states=(row.task_state,))

@@ -73,6 +73,13 @@ class _Entry:
         return f"{self.state}{self.digest}.{self.expires}"
 
 
+def console_url(container_uuid: str, token: str, exec_id: str | None = None) -> str:
+    """The URL python-zunclient parses: ``<[websocket_proxy]/base_url>?token=<t>&uuid=<c>``,
+    plus ``&exec_id=<id>`` for an exec."""
+    url = f"{CONF.websocket_proxy.base_url}?token={token}&uuid={container_uuid}"
+    return f"{url}&exec_id={exec_id}" if exec_id else url
+
+
 def ttl() -> int:
     return int(CONF.websocket_proxy.token_ttl)
 

@@ -14,6 +14,7 @@ import pytest
 from zun.common import consts, crypt
 from zun.db import engine as db_engine
 from zun.db import models
+from zun.db.queries import containers as container_q
 from zun.db.queries import node as node_q
 
 pytestmark = pytest.mark.docker
@@ -218,7 +219,7 @@ def test_requested_network_that_does_not_exist(node: Any) -> None:
 def test_create_of_a_row_deleted_meanwhile_leaves_nothing(node: Any) -> None:
     uuid_, ctx = node.add()
     with db_engine.transaction() as session:
-        node_q.destroy_container(session, uuid_)
+        container_q.destroy(session, uuid_)
     node.manager.container_create(ctx, uuid_, run=True)
     node.wait()
     assert node.engine_container(uuid_) is None

@@ -134,7 +134,7 @@ def test_lifecycle_and_status_after_each_step(driver: DockerDriver, rows: Any,
     assert row.status_detail.startswith("Exited(137)")
 
     driver.start(row)
-    driver.kill(row, signal="None")  # what python-zunclient sends for "no signal"
+    driver.kill(row, signal=None)  # no signal: Docker's SIGKILL
     _wait_status(driver, row, consts.STOPPED)
 
     assert driver.delete(row) is True
@@ -289,7 +289,7 @@ def test_logs(driver: DockerDriver, rows: Any, busybox_image: str) -> None:
     stamped = driver.logs(row, stderr=False, timestamps=True).splitlines()
     assert stamped[0].endswith(" one") and stamped[0][:4].isdigit()
     assert driver.logs(row, since=str(int(time.time()) + 3600)) == ""
-    assert driver.logs(row, tail="None", since="None").split()  # unset values from the API
+    assert driver.logs(row, tail=None, since=None).split()
 
 
 def test_top(driver: DockerDriver, rows: Any, busybox_image: str) -> None:
@@ -298,7 +298,7 @@ def test_top(driver: DockerDriver, rows: Any, busybox_image: str) -> None:
     assert "PID" in top["Titles"]
     cmd = top["Titles"].index("CMD")
     assert any(p[cmd] == "sleep 300" for p in top["Processes"])
-    assert driver.top(row, ps_args="None")["Processes"]
+    assert driver.top(row, ps_args=None)["Processes"]
 
 
 def test_archive_round_trip(driver: DockerDriver, rows: Any, busybox_image: str) -> None:

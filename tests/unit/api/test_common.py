@@ -29,6 +29,16 @@ def test_parse_bool_refuses(value: object) -> None:
     assert str(caught.value).startswith("Valid forced_down values are: 1, t, true, on")
 
 
+def test_python_zunclients_none_string_is_unset() -> None:
+    assert common.optional("None") is None
+    assert common.optional(None) is None
+    assert common.optional("SIGTERM") == "SIGTERM"
+    assert common.optional("") == ""
+    assert common.optional_int("None") is None
+    assert common.optional_int("") is None
+    assert common.optional_int("7") == 7
+
+
 def test_unknown_params_in_request_order() -> None:
     common.check_unknown_params(["limit", "name"], ["limit", "name", "marker"])
     with pytest.raises(exception.InvalidValue) as caught:

@@ -40,6 +40,7 @@ from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
 from zun.compute import api as compute_api
 from zun.conf import CONF
+from zun.console import tokens as console_tokens
 from zun.db import engine, models, paging
 from zun.db.queries import containers as container_q
 from zun.image import glance_client
@@ -70,19 +71,8 @@ def _target(container: models.Container) -> dict[str, Any]:
     return {"project_id": container.project_id, "user_id": container.user_id}
 
 
-def _unset(value: Any) -> bool:
-    """python-zunclient sends an unset optional as the string ``None``."""
-    return value is None or value == "None"
-
-
-def _opt(value: Any) -> Any:
-    return None if _unset(value) else value
-
-
-def _opt_int(value: Any) -> int | None:
-    if _unset(value) or value == "":
-        return None
-    return int(value)
+_opt = api_common.optional
+_opt_int = api_common.optional_int
 
 
 def _bool(params: dict[str, Any], name: str, default: bool) -> bool:
@@ -581,12 +571,6 @@ def container_logs(req: ApiRequest, container_ident: str) -> webob.Response:
     return json_reply(logs)
 
 
-def _proxy_url(container_uuid: str, token: str, exec_id: str | None = None) -> str:
-    base = str(CONF.websocket_proxy.base_url)
-    url = f"{base}?token={token}&uuid={container_uuid}"
-    return f"{url}&exec_id={exec_id}" if exec_id else url
-
-
 @route("POST", ITEM + "/execute")
 def execute(req: ApiRequest, container_ident: str) -> webob.Response:
     params = _validate_merged_query(req, "containers.query_param_execute_command")
@@ -606,8 +590,8 @@ def execute(req: ApiRequest, container_ident: str) -> webob.Response:
                 "exec_id": None, "proxy_url": None}
     else:
         exec_id = result.get("exec_id")
-        url = result.get("proxy_url") or _proxy_url(container.uuid, result.get("token", ""),
-                                                    exec_id)
+        url = result.get("proxy_url") or console_tokens.console_url(
+            container.uuid, result.get("token", ""), exec_id)
         body = {"output": None, "exit_code": None, "exec_id": exec_id, "proxy_url": url}
     return json_reply(body)
 
@@ -634,7 +618,8 @@ def attach(req: ApiRequest, container_ident: str) -> webob.Response:
     result = _api().call(container, None, lambda host: _api().rpcapi.container_attach(
         req.context, host, container.uuid))
     if isinstance(result, dict):
-        url = result.get("url") or _proxy_url(container.uuid, result.get("token", ""))
+        url = result.get("url") or console_tokens.console_url(container.uuid,
+                                                              result.get("token", ""))
     else:
         url = result
     return json_reply(url)

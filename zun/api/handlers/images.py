@@ -128,4 +128,5 @@ def search_image(req: ApiRequest, image: str) -> webob.Response:
         return json_reply([hit.raw for hit in found])
     host = image_network_rpc.pick_host("image_search")
     api = image_network_rpc.get_rpcapi()
-    return json_reply(api.image_search(ctx, host, image, params.get("image_driver"), exact))
+    driver = common.optional(params.get("image_driver"))
+    return json_reply(api.image_search(ctx, host, image, driver, exact))

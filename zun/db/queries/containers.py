@@ -248,35 +248,44 @@ def update(session: Session, uuid: str, values: Mapping[str, Any]) -> int:
     return session.execute(sa.update(C).where(C.uuid == uuid).values(**values)).rowcount
 
 
-def compare_and_set(
-    session: Session,
-    uuid: str,
-    values: Mapping[str, Any],
-    *,
-    statuses: Iterable[str] | None = None,
-    expect_idle: bool = True,
-    expect_task_state: str | None = None,
-) -> bool:
-    """ONE conditional UPDATE: ``values`` only if the row is still as the caller saw it.
+def cas_update(session: Session, uuid: str, values: Mapping[str, Any], *,
+               task_states: Iterable[str | None] | None = None,
+               statuses: Iterable[str] | None = None,
+               host: str | None = None) -> bool:
+    """ONE conditional UPDATE of a container (compare-and-swap); True when the row changed.
 
-    ``statuses``: the row's status must be one of them; ``expect_idle``: no task under way
-    (``task_state IS NULL``); ``expect_task_state``: the task state must be this one (used to
-    undo a claim of ours). Returns whether the row changed.
+    ``task_states``: the current task state must be one of them (None means "no task");
+    ``statuses``: the current status must be one of them; ``host``: the row must be on it.
+    The API claims a task with it, the nodes write final states with it.
     """
     stmt = sa.update(C).where(C.uuid == uuid)
+    if task_states is not None:
+        states = list(task_states)
+        named = [s for s in states if s is not None]
+        conds = []
+        if named:
+            conds.append(C.task_state.in_(named))
+        if None in states:
+            conds.append(C.task_state.is_(None))
+        stmt = stmt.where(sa.or_(*conds) if conds else sa.false())
     if statuses is not None:
         stmt = stmt.where(C.status.in_(list(statuses)))
-    if expect_task_state is not None:
-        stmt = stmt.where(C.task_state == expect_task_state)
-    elif expect_idle:
-        stmt = stmt.where(C.task_state.is_(None))
+    if host is not None:
+        stmt = stmt.where(C.host == host)
     return session.execute(stmt.values(**values)).rowcount == 1
 
 
 def destroy(session: Session, uuid: str, statuses: Sequence[str] | None = None) -> bool:
-    """Delete the row (its actions go with it); with ``statuses``, only in one of them."""
-    stmt = sa.delete(C).where(C.uuid == uuid)
+    """Delete the row and its volume mappings; with ``statuses``, only in one of them.
+
+    Actions, events and exec instances go by ON DELETE CASCADE (declared in the schema);
+    volume mappings do not, so they are deleted here, before the row they point to."""
+    found = sa.select(C.id).where(C.uuid == uuid)
     if statuses is not None:
-        stmt = stmt.where(C.status.in_(list(statuses)))
-    # Actions and their events go by ON DELETE CASCADE (declared in the schema).
-    return session.execute(stmt).rowcount == 1
+        found = found.where(C.status.in_(list(statuses)))
+    row_id = session.scalar(found.with_for_update())
+    if row_id is None:
+        return False
+    session.execute(sa.delete(models.VolumeMapping)
+                    .where(models.VolumeMapping.container_uuid == uuid))
+    return session.execute(sa.delete(C).where(C.id == row_id)).rowcount == 1

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from zun.common import consts
 from zun.db import models
+from zun.db.queries import containers
 
 C = models.Container
 N = models.ComputeNode
@@ -62,43 +63,10 @@ def existing_uuids(session: Session, uuids: Iterable[str], host: str | None = No
     return set(session.scalars(stmt))
 
 
-def cas_update(session: Session, uuid: str, values: Mapping[str, Any], *,
-               task_states: Iterable[str | None] | None = None,
-               statuses: Iterable[str] | None = None,
-               host: str | None = None) -> bool:
-    """ONE conditional UPDATE of a container; True when the row changed.
-
-    ``task_states``: the current task state must be one of them (None means "no task");
-    ``statuses``: the current status must be one of them; ``host``: the row must be on it.
-    """
-    stmt = sa.update(C).where(C.uuid == uuid)
-    if task_states is not None:
-        states = list(task_states)
-        named = [s for s in states if s is not None]
-        conds = []
-        if named:
-            conds.append(C.task_state.in_(named))
-        if None in states:
-            conds.append(C.task_state.is_(None))
-        stmt = stmt.where(sa.or_(*conds) if conds else sa.false())
-    if statuses is not None:
-        stmt = stmt.where(C.status.in_(list(statuses)))
-    if host is not None:
-        stmt = stmt.where(C.host == host)
-    return session.execute(stmt.values(**values)).rowcount == 1
-
-
 def destroy_with_volume_records(session: Session, uuid: str) -> bool:
     """The row, its volume mappings and the volume rows only it used (API-side deletes)."""
     delete_volume_records(session, uuid)
-    return destroy_container(session, uuid)
-
-
-def destroy_container(session: Session, uuid: str) -> bool:
-    # Actions, events and exec instances go by ON DELETE CASCADE; volume mappings do not.
-    session.execute(sa.delete(models.VolumeMapping)
-                    .where(models.VolumeMapping.container_uuid == uuid))
-    return session.execute(sa.delete(C).where(C.uuid == uuid)).rowcount == 1
+    return containers.destroy(session, uuid)
 
 
 # --- container actions ---------------------------------------------------------------------------

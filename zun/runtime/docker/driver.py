@@ -57,8 +57,9 @@ def _set(container: Any, name: str, value: Any) -> None:
 
 
 def _none_if_unset(value: Any) -> Any:
-    """The API forwards unset optionals as the string ``'None'`` (python-zunclient's habit)."""
-    return None if value in (None, "", "None") else value
+    """An empty optional is an unset one (the API turned python-zunclient's ``'None'`` into
+    None already: zun.api.common.optional)."""
+    return None if value in (None, "") else value
 
 
 def _signal_arg(signal: str | int | None) -> str | int | None:

@@ -82,7 +82,7 @@ def test_translate_errors_chains_the_cause() -> None:
 
 
 @pytest.mark.parametrize(("given", "expected"), [
-    (None, None), ("None", None), ("", None), ("9", 9), (15, 15), ("kill", "SIGKILL"),
+    (None, None), ("", None), ("9", 9), (15, 15), ("kill", "SIGKILL"),
     ("SIGTERM", "SIGTERM"), ("sigusr1", "SIGUSR1"),
 ])
 def test_signal_argument(given: object, expected: object) -> None:
@@ -91,7 +91,7 @@ def test_signal_argument(given: object, expected: object) -> None:
 
 def test_since_argument() -> None:
     assert driver._since_arg(None) is None
-    assert driver._since_arg("None") is None
+    assert driver._since_arg("") is None
     assert driver._since_arg("1700000000") == 1700000000
     assert driver._since_arg("2026-01-15 11:00:00,500") == datetime.datetime(
         2026, 1, 15, 11, 0, 0, 500000)
