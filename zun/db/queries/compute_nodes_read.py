@@ -31,10 +31,3 @@ def get_node(ident: str) -> ComputeNode:
             message="Multiple compute nodes exist with same hostname. Please use the uuid instead."
         )
     return rows[0]
-
-
-def get_node_by_hostname(hostname: str) -> ComputeNode | None:
-    with engine.transaction(readonly=True) as session:
-        return session.scalars(
-            sa.select(ComputeNode).where(ComputeNode.hostname == hostname)
-        ).first()

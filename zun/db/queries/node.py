@@ -125,10 +125,6 @@ def recompute_usage(session: Session, hostname: str) -> None:
                     .values(cpu_used=cpu, mem_used=mem, disk_used=disk))
 
 
-def get_compute_node(session: Session, hostname: str) -> models.ComputeNode | None:
-    return session.scalars(sa.select(N).where(N.hostname == hostname)).first()
-
-
 # --- registry, images ---------------------------------------------------------------------------
 
 def get_registry(session: Session, registry_id: int) -> models.Registry | None:
@@ -189,14 +185,7 @@ def delete_volume_records(session: Session, container_uuid: str) -> None:
         session.execute(sa.delete(models.Volume).where(models.Volume.id.in_(ids)))
 
 
-# --- exec instances -----------------------------------------------------------------------------
-
-def add_exec_instance(session: Session, container_id: int, exec_id: str, token: str,
-                      url: str | None) -> None:
-    session.add(models.ExecInstance(container_id=container_id, exec_id=exec_id, token=token,
-                                    url=url))
-    session.flush()
-
+# --- time ---------------------------------------------------------------------------------------
 
 def now() -> datetime.datetime:
     """Naive UTC, as every datetime column of the schema."""

@@ -30,11 +30,6 @@ def _by_host_binary(session: Any, host: str, binary: str) -> ZunService:
     return row
 
 
-def get_service(host: str, binary: str) -> ZunService:
-    with engine.transaction(readonly=True) as session:
-        return _by_host_binary(session, host, binary)
-
-
 @engine.retry_on_deadlock
 def update_service(host: str, binary: str, values: dict[str, Any]) -> ZunService:
     """Set ``values`` on the service; 404 ``zun-service-not-found`` when there is none."""
