@@ -21,8 +21,6 @@ Deliberate differences from Zun (each a fix listed in rest-api.md §19):
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import shlex
 from typing import Any
@@ -40,12 +38,10 @@ from zun.common import utils as zun_utils
 from zun.common.context import RequestContext
 from zun.compute import api as compute_api
 from zun.conf import CONF
-from zun.console import tokens as console_tokens
 from zun.db import engine, models, paging
 from zun.db.queries import containers as container_q
 from zun.image import glance_client
 from zun.network import access as network_access
-from zun.network import addresses as net_addresses
 
 COLLECTION = "containers"
 ITEM = "/v1/containers/{container_ident}"
@@ -554,174 +550,3 @@ def network_attach(req: ApiRequest, container_ident: str) -> webob.Response:
     _api().network_attach(req.context, container, network=network,
                           fixed_ip=params.get("fixed_ip"))
     return null_reply(200)
-
-
-# --- calls --------------------------------------------------------------------------------------
-
-@route("GET", ITEM + "/logs")
-def container_logs(req: ApiRequest, container_ident: str) -> webob.Response:
-    params = _validate_merged_query(req, "containers.query_param_logs")
-    container = _lookup(req, container_ident, "container:logs")
-    tail = _opt(params.get("tail"))
-    since = _opt(params.get("since"))
-    logs = _api().call(container, "logs", lambda host: _api().rpcapi.container_logs(
-        req.context, host, container.uuid, stdout=_bool(params, "stdout", True),
-        stderr=_bool(params, "stderr", True), timestamps=_bool(params, "timestamps", False),
-        tail=tail if tail not in (None, "") else "all", since=since))
-    return json_reply(logs)
-
-
-@route("POST", ITEM + "/execute")
-def execute(req: ApiRequest, container_ident: str) -> webob.Response:
-    params = _validate_merged_query(req, "containers.query_param_execute_command")
-    api_common.require_params(params, ["command"])
-    container = _lookup(req, container_ident, "container:execute")
-    run = _bool(params, "run", True)
-    interactive = _bool(params, "interactive", False)
-    try:
-        command = shlex.split(params["command"])
-    except ValueError as exc:
-        raise exception.InvalidValue(message=f"Invalid command: {exc}") from None
-    result = _api().call(container, "execute", lambda host: _api().rpcapi.container_exec(
-        req.context, host, container.uuid, command=command, run=run,
-        interactive=interactive)) or {}
-    if run:
-        body = {"output": result.get("output"), "exit_code": result.get("exit_code"),
-                "exec_id": None, "proxy_url": None}
-    else:
-        exec_id = result.get("exec_id")
-        url = result.get("proxy_url") or console_tokens.console_url(
-            container.uuid, result.get("token", ""), exec_id)
-        body = {"output": None, "exit_code": None, "exec_id": exec_id, "proxy_url": url}
-    return json_reply(body)
-
-
-@route("POST", ITEM + "/execute_resize")
-def execute_resize(req: ApiRequest, container_ident: str) -> webob.Response:
-    params = _validate_merged_query(req, "containers.query_param_execute_resize")
-    api_common.require_params(params, ["exec_id"])
-    container = _lookup(req, container_ident, "container:execute_resize")
-    _api().call(container, "execute_resize", lambda host: _api().rpcapi.container_exec_resize(
-        req.context, host, container.uuid, exec_id=params["exec_id"],
-        height=_opt_int(params.get("h")), width=_opt_int(params.get("w"))))
-    return null_reply(200)
-
-
-@route("GET", ITEM + "/attach")
-def attach(req: ApiRequest, container_ident: str) -> webob.Response:
-    container = _lookup(req, container_ident, "container:attach")
-    zun_utils.validate_container_state(container, "attach")
-    if not container.interactive:
-        raise exception.NoInteractiveFlag(
-            msg=f"Cannot attach to container {container.uuid}: it was not created with the "
-                "interactive flag.")
-    result = _api().call(container, None, lambda host: _api().rpcapi.container_attach(
-        req.context, host, container.uuid))
-    if isinstance(result, dict):
-        url = result.get("url") or console_tokens.console_url(container.uuid,
-                                                              result.get("token", ""))
-    else:
-        url = result
-    return json_reply(url)
-
-
-@route("POST", ITEM + "/resize")
-def resize(req: ApiRequest, container_ident: str) -> webob.Response:
-    params = _validate_merged_query(req, "containers.query_param_resize")
-    container = _lookup(req, container_ident, "container:resize")
-    _api().call(container, "resize", lambda host: _api().rpcapi.container_resize(
-        req.context, host, container.uuid, height=_opt_int(params.get("h")),
-        width=_opt_int(params.get("w"))))
-    return null_reply(200)
-
-
-@route("GET", ITEM + "/top")
-def top(req: ApiRequest, container_ident: str) -> webob.Response:
-    params = _validate_merged_query(req, "containers.query_param_top")
-    container = _lookup(req, container_ident, "container:top")
-    result = _api().call(container, "top", lambda host: _api().rpcapi.container_top(
-        req.context, host, container.uuid, ps_args=_opt(params.get("ps_args"))))
-    return json_reply(result)
-
-
-def _get_archive(req: ApiRequest, container_ident: str, encoded: bool) -> webob.Response:
-    params = req.merged_params()
-    api_common.require_params(params, ["path"])
-    container = _lookup(req, container_ident, "container:get_archive")
-    result = _api().call(container, "get_archive",
-                         lambda host: _api().rpcapi.container_get_archive(
-                             req.context, host, container.uuid, path=params["path"])) or {}
-    data = result.get("data")
-    if not encoded and isinstance(data, str):
-        # Before 1.25 the tar went out as a string: one character per byte.
-        data = base64.b64decode(data).decode("latin-1")
-    return json_reply({"data": data, "stat": result.get("stat")})
-
-
-@route("GET", ITEM + "/get_archive", "1.1", "1.24")
-def get_archive_raw(req: ApiRequest, container_ident: str) -> webob.Response:
-    return _get_archive(req, container_ident, encoded=False)
-
-
-@route("GET", ITEM + "/get_archive", "1.25")
-def get_archive(req: ApiRequest, container_ident: str) -> webob.Response:
-    return _get_archive(req, container_ident, encoded=True)
-
-
-def _put_archive(req: ApiRequest, container_ident: str, encoded: bool) -> webob.Response:
-    params = req.merged_params()
-    api_common.require_params(params, ["path", "data"])
-    container = _lookup(req, container_ident, "container:put_archive")
-    data = params["data"]
-    if not encoded:
-        try:
-            raw = data.encode("latin-1")
-        except UnicodeEncodeError:
-            raw = data.encode("utf-8")
-        data = base64.b64encode(raw).decode("ascii")
-    elif not isinstance(data, str):
-        raise exception.Base64Exception()
-    else:
-        try:
-            base64.b64decode(data, validate=True)
-        except (binascii.Error, ValueError):
-            raise exception.Base64Exception() from None
-    _api().call(container, "put_archive", lambda host: _api().rpcapi.container_put_archive(
-        req.context, host, container.uuid, path=params["path"], data_b64=data))
-    return null_reply(200)
-
-
-@route("POST", ITEM + "/put_archive", "1.1", "1.24")
-def put_archive_raw(req: ApiRequest, container_ident: str) -> webob.Response:
-    return _put_archive(req, container_ident, encoded=False)
-
-
-@route("POST", ITEM + "/put_archive", "1.25")
-def put_archive(req: ApiRequest, container_ident: str) -> webob.Response:
-    return _put_archive(req, container_ident, encoded=True)
-
-
-@route("GET", ITEM + "/stats")
-def stats(req: ApiRequest, container_ident: str) -> webob.Response:
-    container = _lookup(req, container_ident, "container:stats")
-    result = _api().call(container, "stats", lambda host: _api().rpcapi.container_stats(
-        req.context, host, container.uuid))
-    return json_reply(result)
-
-
-# --- network_list (no policy in Zun: whoever sees the container sees its addresses) ---------------
-
-def _network_list(req: ApiRequest, container_ident: str, legacy: bool) -> webob.Response:
-    container = _lookup(req, container_ident, None)
-    entries = net_addresses.network_list_entries(container.addresses, legacy=legacy)
-    return json_reply({"networks": entries})
-
-
-@route("GET", ITEM + "/network_list", "1.13", "1.17")
-def network_list_legacy(req: ApiRequest, container_ident: str) -> webob.Response:
-    return _network_list(req, container_ident, legacy=True)
-
-
-@route("GET", ITEM + "/network_list", "1.18")
-def network_list(req: ApiRequest, container_ident: str) -> webob.Response:
-    return _network_list(req, container_ident, legacy=False)
