@@ -237,7 +237,7 @@ class CapsuleEndpoint:
     # --- start-up recovery ------------------------------------------------------------------
 
     def init_host(self, context: RequestContext) -> None:
-        """Finish what a stop interrupted, before the container manager looks at the rows:
+        """Finish what a stop interrupted, before the container endpoint looks at the rows:
         a capsule being created is undone (``Error``), one being deleted is deleted."""
         with engine.transaction(readonly=True) as session:
             rows = capsule_q.host_capsules(session, self.host)

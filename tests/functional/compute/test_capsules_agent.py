@@ -177,7 +177,7 @@ def test_init_then_containers_share_the_sandbox_and_a_volume(
     [volume] = volumes_of(docker_client, uuid)
     assert usage(node.host) == (0.3, 96)
 
-    # The container manager's periodic work leaves the capsule alone.
+    # The container endpoint's periodic work leaves the capsule alone.
     manager = manager_of(node)
     periodic_tasks.sync_container_state(manager, get_admin_context())
     assert periodic_tasks.reap_orphans(manager, get_admin_context(), grace_period=0) == []
@@ -412,7 +412,7 @@ def test_a_capsule_that_ends_is_stopped_with_its_phase(
     if expected == consts.CAPSULE_FAILED:
         assert capsule["status_reason"].endswith("exited with code 2")
     assert docker_client.containers.get(f"zun-{uuid}").status == "exited"
-    # The container manager's sync agrees (the sandbox is stopped): nothing flips back.
+    # The container endpoint's sync agrees (the sandbox is stopped): nothing flips back.
     periodic_tasks.sync_container_state(manager_of(node), get_admin_context())
     again = client.get(f"/v1/capsules/{uuid}").json
     assert (again["status"], again["status_reason"]) == ("Stopped", capsule["status_reason"])
