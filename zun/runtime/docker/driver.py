@@ -1,8 +1,9 @@
 """The Docker engine driver of a node: one container row in, one engine call out.
 
-``container`` arguments are row-like objects (or dicts) with the columns of the ``container``
-table (``uuid``, ``container_id``, ``image``, ``command``, ``cpu``, ``memory``...). The
-driver reads them and, in :meth:`DockerDriver.show`/:meth:`DockerDriver.apply_state` only,
+It implements :class:`zun.runtime.contract.ContainerRuntime`. ``container`` arguments
+(:data:`~zun.runtime.contract.ContainerRecord`) are rows or dicts with the columns of the
+``container`` table (``uuid``, ``container_id``, ``image``, ``command``, ``cpu``,
+``memory``...). The driver reads them and, in :meth:`DockerDriver.show`/:meth:`DockerDriver.apply_state` only,
 writes the status fields back; persisting is the caller's job.
 
 Errors are Zun exceptions (see :mod:`zun.runtime.docker.client`): an engine 404 is a
@@ -27,6 +28,7 @@ import requests.exceptions
 
 from zun.common import consts, exception
 from zun.conf import CONF
+from zun.runtime.contract import ContainerRecord
 from zun.runtime.docker import spec as spec_mod
 from zun.runtime.docker import stats as stats_mod
 from zun.runtime.docker.client import (
@@ -45,11 +47,11 @@ REASON_NOT_IN_ENGINE = "container is missing in the Docker engine"
 __all__ = ["DockerDriver", "is_not_found"]
 
 
-def _get(container: Any, name: str) -> Any:
+def _get(container: ContainerRecord, name: str) -> Any:
     return spec_mod.field_getter(container)(name)
 
 
-def _set(container: Any, name: str, value: Any) -> None:
+def _set(container: ContainerRecord, name: str, value: Any) -> None:
     if isinstance(container, dict):
         container[name] = value
     else:
@@ -145,14 +147,15 @@ class DockerDriver:
         self._engine = None
 
     @staticmethod
-    def engine_ref(container: Any) -> str:
+    def engine_ref(container: ContainerRecord) -> str:
         """The engine id of ``container``, else its engine name (found even if the id was
         never saved, e.g. after a crash between create and save)."""
         return _get(container, "container_id") or spec_mod.engine_name(_get(container, "uuid"))
 
     # -- lifecycle --------------------------------------------------------------------------
 
-    def create(self, container: Any, image_ref: str, networking: dict[str, Any] | None = None,
+    def create(self, container: ContainerRecord, image_ref: str,
+               networking: dict[str, Any] | None = None,
                binds: list[str] | dict[str, Any] | None = None,
                mounts: list[Any] | None = None,
                extra_host_config: dict[str, Any] | None = None) -> str:
@@ -190,17 +193,17 @@ class DockerDriver:
         except exception.ZunException as exc:
             LOG.warning("Could not remove engine container %s: %s", container_id, exc)
 
-    def start(self, container: Any) -> None:
+    def start(self, container: ContainerRecord) -> None:
         call(self.client.start, self.engine_ref(container))
 
-    def stop(self, container: Any, timeout: int | str | None = None) -> None:
+    def stop(self, container: ContainerRecord, timeout: int | str | None = None) -> None:
         """Stop, letting the process ``timeout`` seconds (engine default 10) after SIGTERM."""
         timeout = _none_if_unset(timeout)
         kwargs = {} if timeout is None else {"timeout": int(timeout)}
         # docker-py lengthens its HTTP timeout by the grace period itself.
         call(self.client.stop, self.engine_ref(container), **kwargs)
 
-    def reboot(self, container: Any, timeout: int | str | None = None) -> None:
+    def reboot(self, container: ContainerRecord, timeout: int | str | None = None) -> None:
         """Restart (stop with ``timeout``, then start)."""
         timeout = _none_if_unset(timeout)
         kwargs = {} if timeout is None else {"timeout": int(timeout)}
@@ -208,19 +211,19 @@ class DockerDriver:
 
     restart = reboot
 
-    def pause(self, container: Any) -> None:
+    def pause(self, container: ContainerRecord) -> None:
         call(self.client.pause, self.engine_ref(container))
 
-    def unpause(self, container: Any) -> None:
+    def unpause(self, container: ContainerRecord) -> None:
         call(self.client.unpause, self.engine_ref(container))
 
-    def kill(self, container: Any, signal: str | int | None = None) -> None:
+    def kill(self, container: ContainerRecord, signal: str | int | None = None) -> None:
         """Send ``signal`` (name with or without SIG, number, or None for SIGKILL)."""
         sig = _signal_arg(signal)
         kwargs = {} if sig is None else {"signal": sig}
         call(self.client.kill, self.engine_ref(container), **kwargs)
 
-    def wait_stopped(self, container: Any, timeout: float) -> int | None:
+    def wait_stopped(self, container: ContainerRecord, timeout: float) -> int | None:
         """The exit code once the container is not running, None if it still runs after
         ``timeout`` seconds; other engine errors raise as usual."""
         try:
@@ -232,7 +235,7 @@ class DockerDriver:
             raise to_zun_exception(exc) from exc
         return result.get("StatusCode")
 
-    def delete(self, container: Any, force: bool = False) -> bool:
+    def delete(self, container: ContainerRecord, force: bool = False) -> bool:
         """Remove the engine container (and its anonymous volumes). Returns False when it was
         already gone, which is not an error for a delete."""
         try:
@@ -246,10 +249,10 @@ class DockerDriver:
 
     # -- state ------------------------------------------------------------------------------
 
-    def inspect(self, container: Any) -> dict[str, Any]:
+    def inspect(self, container: ContainerRecord) -> dict[str, Any]:
         return call(self.client.inspect_container, self.engine_ref(container))
 
-    def apply_state(self, container: Any, state: dict[str, Any] | str | None,
+    def apply_state(self, container: ContainerRecord, state: dict[str, Any] | str | None,
                     force: bool = False) -> StatusFields:
         """Write the status fields mapped from Docker's ``state`` into ``container``."""
         fields = map_docker_state(
@@ -262,7 +265,7 @@ class DockerDriver:
         _set(container, "status_detail", fields.status_detail)
         return fields
 
-    def show(self, container: Any, force: bool = False) -> Any:
+    def show(self, container: ContainerRecord, force: bool = False) -> Any:
         """Refresh ``container``'s status fields (and a missing ``container_id``) from the
         engine. A container the engine no longer has becomes ``Deleted`` if it was
         auto-removed, else ``Error``; rows being deleted, or busy without ``force``, are left
@@ -280,7 +283,7 @@ class DockerDriver:
         return container
 
     @staticmethod
-    def _mark_missing(container: Any, force: bool) -> None:
+    def _mark_missing(container: ContainerRecord, force: bool) -> None:
         if _get(container, "task_state") and not force:
             return
         if _get(container, "status") in (consts.DELETING, consts.DELETED):
@@ -308,7 +311,7 @@ class DockerDriver:
 
     # -- I/O --------------------------------------------------------------------------------
 
-    def logs(self, container: Any, stdout: bool = True, stderr: bool = True,
+    def logs(self, container: ContainerRecord, stdout: bool = True, stderr: bool = True,
              timestamps: bool = False, tail: str | int | None = "all",
              since: Any = None) -> str:
         """The container's log as text (``tail``: ``'all'`` or a number of lines; ``since``:
@@ -318,7 +321,7 @@ class DockerDriver:
                     since=_since_arg(since))
         return _decode(data)
 
-    def execute_create(self, container: Any, command: list[str] | str,
+    def execute_create(self, container: ContainerRecord, command: list[str] | str,
                        interactive: bool = False) -> str:
         """Create an exec instance; interactive ones get a TTY and stdin. Returns its id."""
         argv = spec_mod.as_argv(command) or []
@@ -363,7 +366,8 @@ class DockerDriver:
         exit_code = call(self.client.exec_inspect, exec_id).get("ExitCode")
         return {"output": _decode(b"".join(chunks)), "exit_code": exit_code}
 
-    def execute(self, container: Any, command: list[str] | str, interactive: bool = False,
+    def execute(self, container: ContainerRecord, command: list[str] | str,
+                interactive: bool = False,
                 timeout: int | None = None) -> dict[str, Any]:
         """``{"exec_id", "output", "exit_code"}``: interactive gives only the id (to attach
         through the console proxy), non-interactive runs it (see :meth:`execute_run`)."""
@@ -381,17 +385,18 @@ class DockerDriver:
         call(self.client.exec_resize, exec_id, height=_int_or_none(height),
              width=_int_or_none(width))
 
-    def resize(self, container: Any, height: int | str | None, width: int | str | None) -> None:
+    def resize(self, container: ContainerRecord, height: int | str | None,
+               width: int | str | None) -> None:
         """Resize the container's TTY."""
         call(self.client.resize, self.engine_ref(container), height=_int_or_none(height),
              width=_int_or_none(width))
 
-    def top(self, container: Any, ps_args: str | None = None) -> dict[str, Any]:
+    def top(self, container: ContainerRecord, ps_args: str | None = None) -> dict[str, Any]:
         """``{"Titles": [...], "Processes": [[...], ...]}``."""
         ps_args = _none_if_unset(ps_args)
         return call(self.client.top, self.engine_ref(container), ps_args=ps_args)
 
-    def get_archive(self, container: Any, path: str) -> tuple[bytes, dict[str, Any]]:
+    def get_archive(self, container: ContainerRecord, path: str) -> tuple[bytes, dict[str, Any]]:
         """``(tar bytes, stat)`` of ``path``; stat has ``name``, ``size``, ``mode``,
         ``mtime`` and ``linkTarget`` as Docker reports them."""
         with translate_errors():
@@ -399,17 +404,17 @@ class DockerDriver:
             data = b"".join(stream)
         return data, stat
 
-    def put_archive(self, container: Any, path: str, data: bytes) -> None:
+    def put_archive(self, container: ContainerRecord, path: str, data: bytes) -> None:
         """Extract the tar ``data`` into directory ``path`` of the container."""
         if not call(self.client.put_archive, self.engine_ref(container), path, data):
             raise exception.DockerError(error_msg=f"could not extract the archive into {path}")
 
-    def stats(self, container: Any) -> dict[str, Any]:
+    def stats(self, container: ContainerRecord) -> dict[str, Any]:
         """One sample in Zun's ``stats`` shape (see :func:`stats.summarize`)."""
         raw = call(self.client.stats, self.engine_ref(container), decode=False, stream=False)
         return stats_mod.summarize(_get(container, "name"), raw)
 
-    def commit(self, container: Any, repository: str, tag: str | None = None) -> str:
+    def commit(self, container: ContainerRecord, repository: str, tag: str | None = None) -> str:
         """Snapshot the container into image ``repository[:tag]``; returns the image id."""
         result = call(self.client.commit, self.engine_ref(container), repository=repository,
                       tag=_none_if_unset(tag))
@@ -418,7 +423,7 @@ class DockerDriver:
     def image_size(self, image_id: str) -> int | None:
         return call(self.client.inspect_image, image_id).get("Size")
 
-    def update(self, container: Any, cpu: float | str | None = None,
+    def update(self, container: ContainerRecord, cpu: float | str | None = None,
                memory: str | int | None = None) -> None:
         """Apply new CPU (cores) and/or memory (MiB, or with a unit) limits live.
 
@@ -444,12 +449,13 @@ class DockerDriver:
 
     # -- networks ---------------------------------------------------------------------------
 
-    def connect_network(self, container: Any, network: str, **endpoint: Any) -> None:
+    def connect_network(self, container: ContainerRecord, network: str, **endpoint: Any) -> None:
         """Attach a network (``ipv4_address``, ``ipv6_address``, ``aliases``...)."""
         call(self.client.connect_container_to_network, self.engine_ref(container), network,
              **endpoint)
 
-    def disconnect_network(self, container: Any, network: str, force: bool = False) -> None:
+    def disconnect_network(self, container: ContainerRecord, network: str,
+                           force: bool = False) -> None:
         call(self.client.disconnect_container_from_network, self.engine_ref(container),
              network, force=force)
 
