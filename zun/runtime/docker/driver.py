@@ -4,7 +4,8 @@ It implements :class:`zun.runtime.contract.ContainerRuntime`. ``container`` argu
 (:data:`~zun.runtime.contract.ContainerRecord`) are rows or dicts with the columns of the
 ``container`` table (``uuid``, ``container_id``, ``image``, ``command``, ``cpu``,
 ``memory``...). The driver reads them and, in :meth:`DockerDriver.show` and
-:meth:`DockerDriver.apply_state` only, writes the status fields back; persisting is the caller's job.
+:meth:`DockerDriver.apply_state` only, writes the status fields back; persisting is the
+caller's job.
 
 Errors are Zun exceptions (see :mod:`zun.runtime.docker.client`): an engine 404 is a
 ``DockerError`` with ``code == 404`` (test with :func:`is_not_found`), a 409 a ``Conflict``
