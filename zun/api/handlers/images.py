@@ -118,9 +118,7 @@ def search_image(req: ApiRequest, image: str) -> webob.Response:
     ctx = req.context
     policy.authorize(ctx, "image:search")
     exact = common.parse_bool(params.get("exact_match", False), "exact_match")
-    driver = params.get("image_driver")
-    if driver in (None, "None"):
-        driver = CONF.default_image_driver
+    driver = common.optional(params.get("image_driver")) or CONF.default_image_driver
     if driver == consts.IMAGE_DRIVER_GLANCE:
         # Searched here with the user's token (Glance applies its visibility rules); tokens
         # never travel to the nodes. The hits are Glance's image documents, as in Zun.
@@ -128,5 +126,4 @@ def search_image(req: ApiRequest, image: str) -> webob.Response:
         return json_reply([hit.raw for hit in found])
     host = image_network_rpc.pick_host("image_search")
     api = image_network_rpc.get_rpcapi()
-    driver = common.optional(params.get("image_driver"))
     return json_reply(api.image_search(ctx, host, image, driver, exact))
