@@ -19,13 +19,14 @@ import sqlalchemy as sa
 
 from zun.common import consts, rpc
 from zun.common.rpc_service import RPCService
-from zun.compute import claims, periodic_tasks
+from zun.compute import periodic_tasks
 from zun.compute.container_endpoint import ContainerEndpoint
 from zun.db import engine as db_engine
 from zun.db import models
 from zun.db.queries import attempts as attempt_q
 from zun.db.queries import service_heartbeat
 from zun.runtime.docker.driver import DockerDriver
+from zun.scheduler import claims
 
 
 @pytest.fixture
