@@ -193,18 +193,17 @@ class ConsoleProxy:
 
     @classmethod
     def from_conf(cls) -> ConsoleProxy:
-        get = options.get
-        cert, key = get("cert", ""), get("key", "")
+        conf = CONF.websocket_proxy
         context = None
-        if cert:
+        if conf.cert:
             context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-            context.load_cert_chain(cert, key or None)
-        elif get("ssl_only", False):
+            context.load_cert_chain(conf.cert, conf.key or None)
+        elif conf.ssl_only:
             raise RuntimeError("[websocket_proxy]/ssl_only is set but no cert is configured")
-        host = str(get("wsproxy_host", "") or options.my_ip())
-        port = int(get("wsproxy_port", 6784))
-        return cls(host, port, base_url=str(get("base_url", "") or f"ws://{host}:{port}/"),
-                   allowed_origins=list(get("allowed_origins", []) or []),
+        host = str(conf.wsproxy_host or options.my_ip())
+        port = int(conf.wsproxy_port)
+        return cls(host, port, base_url=str(conf.base_url or f"ws://{host}:{port}/"),
+                   allowed_origins=list(conf.allowed_origins or []),
                    local_host=CONF.host or socket.gethostname(),
                    ssl_context=context)
 
