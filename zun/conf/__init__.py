@@ -151,10 +151,12 @@ oslo_messaging.set_transport_defaults(control_exchange=CONTROL_EXCHANGE)
 cors.set_defaults(**CORS_DEFAULTS)
 # oslo.middleware's /healthcheck options, registered up front so a config file or a test can set
 # them; the defaults are the original's api-paste.ini: creating the file answers 503.
+# Set on the options themselves (as cors.set_defaults does), so they hold for every ConfigOpts.
+cfg.set_defaults(healthcheck_opts.HEALTHCHECK_OPTS, backends=["disable_by_file"])
+cfg.set_defaults(healthcheck_opts.DISABLE_BY_FILE_OPTS,
+                 disable_by_file_path="/etc/zun/healthcheck_disable")
 CONF.register_opts(healthcheck_opts.HEALTHCHECK_OPTS + healthcheck_opts.DISABLE_BY_FILE_OPTS,
                    group="healthcheck")
-CONF.set_default("backends", ["disable_by_file"], group="healthcheck")
-CONF.set_default("disable_by_file_path", "/etc/zun/healthcheck_disable", group="healthcheck")
 register_opts(CONF)
 
 __all__ = ["CONF", "parse_args", "register_opts"]
