@@ -228,7 +228,12 @@ def main() -> int:
     base = Path(tempfile.mkdtemp(prefix="zun-bench-steps-"))
     raw_net = f"bench-raw-{uuid.uuid4().hex[:8]}"
     client.networks.create(raw_net, driver="bridge", labels={"bench": "raw"})
-    zun = Zun(base)
+    try:
+        zun = Zun(base)
+    except BaseException:
+        client.networks.get(raw_net).remove()
+        shutil.rmtree(base, ignore_errors=True)
+        raise
     raw_ids: list[str] = []
     api_ids: list[str] = []
     load0 = os.getloadavg()[0]
