@@ -19,6 +19,7 @@ from pathlib import Path
 from zun.cmd import common
 from zun.conf import CONF
 from zun.service import runner
+from zun.service import state_dir as state_files
 from zun.service.state_lock import StateDirLocked, StateLock
 
 LOG = logging.getLogger("zun.cmd.all")
@@ -86,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if not common.scheduler_config_ok("zun-all"):
         return 2
+    # Private before anything is written into it: the database holds encrypted secrets.
+    state_files.secure(state_dir)
     lock = StateLock(state_dir)
     try:
         lock.acquire()
@@ -93,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"zun-all: {exc}", file=sys.stderr)
         return 2
     try:
+        source = state_files.use_state_key(CONF, state_dir, create=True)
+        LOG.info("Secrets in the database are encrypted with the key from %s", source)
         return _run(state_dir)
     finally:
         lock.release()

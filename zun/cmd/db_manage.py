@@ -4,8 +4,12 @@
     zun-db-manage [--config-file zun.conf] version
     zun-db-manage [--config-file zun.conf] stamp REVISION
     zun-db-manage [--config-file zun.conf] revision -m MESSAGE [--autogenerate]
+    zun-db-manage [--config-file zun.conf] reencrypt [--old-key-file F]... [--state-dir DIR]
 
-The database is ``[database]/connection``. A database made by OpenStack Zun at its last
+The database is ``[database]/connection``. ``reencrypt`` rewrites the registry passwords under
+the key in use (``[DEFAULT]/auth_encryption_key``, or with ``--state-dir`` the embedded state
+directory's key, made if missing), opening each with that key, an ``--old-key-file`` or Zun's
+public default key. A database made by OpenStack Zun at its last
 revision (3f2b36231bee) is at our first one, so ``upgrade`` works on it directly.
 """
 
@@ -14,10 +18,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from oslo_config import cfg
 from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session
 
 from zun.conf import CONF, parse_args
 from zun.db import engine as db_engine
@@ -41,6 +47,13 @@ def _add_parsers(subparsers: argparse._SubParsersAction) -> None:
         help="fill it with the differences between the models and the database",
     )
 
+    reencrypt = subparsers.add_parser(
+        "reencrypt", help="re-encrypt registry passwords under the key in use")
+    reencrypt.add_argument("--old-key-file", action="append", default=[],
+                           help="a file holding a previous key (repeatable)")
+    reencrypt.add_argument("--state-dir", default=None,
+                           help="an embedded zun-all state directory: its database and key")
+
 
 COMMAND_OPT = cfg.SubCommandOpt(
     "command", title="Commands", help="what to do", handler=_add_parsers
@@ -51,9 +64,41 @@ def _engine() -> Engine:
     return db_engine.create_engine(db_engine.connection_url(conf=CONF), CONF)
 
 
+def _reencrypt(command: Any) -> int:
+    from zun.common import crypt
+    from zun.db.queries import registries
+    from zun.service import state_dir as state_files
+
+    if command.state_dir:
+        state_dir = Path(command.state_dir).resolve()
+        CONF.set_default("connection", f"sqlite:///{state_dir / state_files.DB_FILE}",
+                         group="database")
+        state_files.use_state_key(CONF, state_dir, create=True)
+    new_key = str(CONF.auth_encryption_key or "")
+    if not new_key or new_key == crypt.DEFAULT_KEY:
+        print("zun-db-manage: set [DEFAULT]/auth_encryption_key to a key of your own first "
+              "(the public default protects nothing)", file=sys.stderr)
+        return 1
+    old_keys = [Path(f).read_text().strip() for f in command.old_key_file]
+    engine = _engine()
+    try:
+        with Session(engine) as session, session.begin():
+            changed, unreadable = registries.reencrypt_passwords(session, old_keys, new_key)
+    finally:
+        engine.dispose()
+    print(f"{changed} registry password(s) re-encrypted")
+    if unreadable:
+        print(f"{len(unreadable)} registry password(s) could not be decrypted with any key "
+              f"given, left unchanged: {', '.join(unreadable)}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def run(command: Any) -> int:
     """Carry out the parsed sub-command; returns the exit status."""
     name = command.name
+    if name == "reencrypt":
+        return _reencrypt(command)
     if name == "revision":
         # Without autogenerate the database is not needed (nor opened).
         if command.autogenerate:

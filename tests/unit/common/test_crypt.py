@@ -46,8 +46,15 @@ def test_configured_key_is_used() -> None:
     CONF.set_override("auth_encryption_key", LONG_KEY)
     try:
         assert crypt.decrypt(ZUN_LONG_KEY_TOKEN) == "registry-pass"
+        # Rows the original wrote under its public default key stay readable...
+        assert crypt.decrypt(ZUN_DEFAULT_KEY_TOKEN) == "s3cret-pässword"
+        # ...but not under a key given explicitly.
         with pytest.raises(exception.InvalidEncryptionKey):
-            crypt.decrypt(ZUN_DEFAULT_KEY_TOKEN)
+            crypt.decrypt(ZUN_DEFAULT_KEY_TOKEN, LONG_KEY)
+        # Re-encryption moves them to the configured key and leaves current ones alone.
+        moved = crypt.reencrypt(ZUN_DEFAULT_KEY_TOKEN, [])
+        assert moved is not None and crypt.decrypt(moved, LONG_KEY) == "s3cret-pässword"
+        assert crypt.reencrypt(ZUN_LONG_KEY_TOKEN, []) is None
     finally:
         CONF.clear_override("auth_encryption_key")
 

@@ -103,3 +103,25 @@ def find_for_domain(session: Session, project_id: str | None,
     stmt = (sa.select(R).where(R.domain == domain, R.project_id == project_id)
             .order_by(R.id.desc()).limit(1))
     return session.scalars(stmt).first()
+
+
+def reencrypt_passwords(session: Session, old_keys: list[str],
+                        new_key: str | None = None) -> tuple[int, list[str]]:
+    """Rewrite every registry password under ``new_key`` (default: the configured key).
+
+    Tokens that ``old_keys`` or Zun's public default key open are re-encrypted; those already
+    under the new key are left as they are. Returns (rows changed, uuids of rows no key opens);
+    the unreadable rows are left unchanged.
+    """
+    changed, unreadable = 0, []
+    for row in session.scalars(sa.select(R).where(R.password.is_not(None))):
+        try:
+            token = crypt.reencrypt(row.password, old_keys, new_key)
+        except exception.InvalidEncryptionKey:
+            unreadable.append(row.uuid)
+            continue
+        if token is not None:
+            row.password = token
+            changed += 1
+    session.flush()
+    return changed, unreadable
