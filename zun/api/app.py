@@ -11,6 +11,7 @@ import importlib
 import logging
 import pkgutil
 import time
+import urllib.parse
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -77,13 +78,17 @@ class ZunApp:
         try:
             resp = self.dispatch(req)
             resp.headers["x-openstack-request-id"] = request_id
-            LOG.info("%s %s -> %s (%.1f ms)", req.method, req.path_qs, resp.status_code,
-                     (time.monotonic() - started) * 1000)
+            LOG.info("%s %s -> %s (%.1f ms)", req.method, _path_for_log(environ),
+                     resp.status_code, (time.monotonic() - started) * 1000)
             return resp(environ, start_response)
         finally:
             zun_log.REQUEST_ID.reset(token)
 
     def dispatch(self, req: ApiRequest) -> webob.Response:
+        try:
+            check_url(req.environ)
+        except HTTPError as exc:
+            return self.http_error(req, exc)
         path = routing.normalise_path(req.path_info)
         versioned = path != "/"
         version_headers: list[tuple[str, str]] = []
@@ -175,6 +180,32 @@ class ZunApp:
         for name, value in exc.headers:
             resp.headers[name] = value
         return resp
+
+
+def _path_for_log(environ: dict[str, Any]) -> str:
+    # The raw URL, percent-encoded again: WebOb's path_qs fails on bytes that are not UTF-8.
+    path = urllib.parse.quote(environ.get("PATH_INFO", "").encode("latin-1"), safe="/")
+    query = environ.get("QUERY_STRING", "")
+    return f"{path}?{query}" if query else path
+
+
+def check_url(environ: dict[str, Any]) -> None:
+    """400 for a path or query that is not UTF-8 or carries a NUL character.
+
+    WebOb decodes both as UTF-8 on first use and raised UnicodeDecodeError (a 500); a NUL
+    reached the database, which PostgreSQL refuses in text.
+    """
+    # PEP 3333: PATH_INFO is already percent-decoded, as latin-1 text of the raw bytes.
+    raw_path = environ.get("PATH_INFO", "").encode("latin-1")
+    raw_query = urllib.parse.unquote_to_bytes(
+        environ.get("QUERY_STRING", "").encode("latin-1").replace(b"+", b" "))
+    for where, raw in (("path", raw_path), ("query string", raw_query)):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise HTTPError(400, f"The URL {where} is not valid UTF-8.") from None
+        if b"\x00" in raw:
+            raise HTTPError(400, f"The URL {where} contains a NUL character.")
 
 
 def build_app(auth_strategy: str | None = None,

@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import copy
 import functools
-import json
 from collections.abc import Mapping
 from typing import Any
 
 import jsonschema
 
-from zun.api import validation
+from zun.api import json_input, validation
 from zun.common import exception
 from zun.compute.capsule_plan import CapsulePlan, MemberPlan, VolumePlan
 
@@ -81,8 +80,8 @@ def load(value: dict[str, Any] | str) -> dict[str, Any]:
     costs little and keeps one path)."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except ValueError as exc:
+            value = json_input.loads(value)
+        except json_input.BadJson as exc:
             raise FailedParseStringToJson(reason=str(exc)) from None
         if not isinstance(value, dict):
             raise FailedParseStringToJson(reason="the template string is not a JSON object")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -38,14 +39,23 @@ def _as_number(value: Any) -> float | None:
     return None
 
 
+def _not_finite(number: float | None) -> bool:
+    # NaN compares false with every bound, so it passed both minimum and maximum.
+    return isinstance(number, float) and not math.isfinite(number)
+
+
 def _minimum(validator: Any, minimum: Any, instance: Any, schema: dict) -> Any:
     number = _as_number(instance)
-    if number is not None and number < minimum:
+    if _not_finite(number):
+        yield jsonschema.ValidationError(f"{instance!r} is not a finite number")
+    elif number is not None and number < minimum:
         yield jsonschema.ValidationError(f"{instance!r} is less than the minimum of {minimum!r}")
 
 
 def _maximum(validator: Any, maximum: Any, instance: Any, schema: dict) -> Any:
     number = _as_number(instance)
+    if _not_finite(number):
+        return
     if number is not None and number > maximum:
         yield jsonschema.ValidationError(
             f"{instance!r} is greater than the maximum of {maximum!r}")

@@ -56,6 +56,32 @@ OPTS = [
         ],
         help="[Added by the rewrite, not in Zun] How the API authenticates requests.",
     ),
+    # Bounds on client input, so that no request can exhaust a worker or the stack.
+    cfg.IntOpt(
+        "max_json_depth",
+        default=32,
+        min=4,
+        max=256,
+        help="[Added by the rewrite, not in Zun] Deepest nesting of objects and arrays "
+        "accepted in a JSON request body or capsule template string (the deepest a Zun "
+        "client sends is 7, in a capsule template). Deeper is a 400.",
+    ),
+    cfg.IntOpt(
+        "max_exec_command_length",
+        default=65536,
+        min=1,
+        help="[Added by the rewrite, not in Zun] Longest command (characters) accepted by "
+        "execute; a longer one is a 400. Linux limits one argument to 128 KiB anyway.",
+    ),
+    cfg.IntOpt(
+        "max_archive_path_length",
+        default=4096,
+        min=1,
+        max=4096,
+        help="[Added by the rewrite, not in Zun] Longest path (characters) accepted by "
+        "get_archive and put_archive (Linux's PATH_MAX is 4096); each component must also "
+        "fit NAME_MAX (255 bytes). Longer is a 400.",
+    ),
 ]
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 import base64
 import binascii
 import shlex
+from typing import Any
 
 import webob
 
+from zun.api import archive_input
 from zun.api import common as api_common
 from zun.api.handlers.containers import (
     ITEM,
@@ -28,6 +30,7 @@ from zun.api.response import json_reply, null_reply
 from zun.api.routing import route
 from zun.common import exception
 from zun.common import utils as zun_utils
+from zun.conf import CONF
 from zun.console import tokens as console_tokens
 from zun.network import addresses as net_addresses
 
@@ -46,10 +49,19 @@ def container_logs(req: ApiRequest, container_ident: str) -> webob.Response:
     return json_reply(logs)
 
 
+def _check_command_length(command: Any) -> None:
+    limit = CONF.api.max_exec_command_length
+    if isinstance(command, str) and len(command) > limit:
+        raise exception.InvalidValue(
+            message=f"The command is {len(command)} characters long; at most {limit} are "
+                    "accepted ([api]/max_exec_command_length).")
+
+
 @route("POST", ITEM + "/execute")
 def execute(req: ApiRequest, container_ident: str) -> webob.Response:
     params = _validate_merged_query(req, "containers.query_param_execute_command")
     api_common.require_params(params, ["command"])
+    _check_command_length(params["command"])
     container = _lookup(req, container_ident, "container:execute")
     run = _bool(params, "run", True)
     interactive = _bool(params, "interactive", False)
@@ -119,9 +131,32 @@ def top(req: ApiRequest, container_ident: str) -> webob.Response:
     return json_reply(result)
 
 
+# Linux's NAME_MAX: the engine fails on a longer component, after the request reached it.
+_NAME_MAX = 255
+
+
+def _check_archive_path(path: Any) -> None:
+    """400 for a path the engine cannot take: not text, empty, too long, NUL inside."""
+    if not isinstance(path, str) or not path:
+        raise exception.InvalidValue(message="'path' must be a non-empty string.")
+    limit = CONF.api.max_archive_path_length
+    if len(path) > limit:
+        raise exception.InvalidValue(
+            message=f"The path is {len(path)} characters long; at most {limit} are accepted "
+                    "([api]/max_archive_path_length).")
+    if "\x00" in path:
+        raise exception.InvalidValue(message="The path contains a NUL character.")
+    longest = max(len(part.encode("utf-8")) for part in path.split("/"))
+    if longest > _NAME_MAX:
+        raise exception.InvalidValue(
+            message=f"A component of the path is {longest} bytes long; at most {_NAME_MAX} "
+                    "are accepted.")
+
+
 def _get_archive(req: ApiRequest, container_ident: str, encoded: bool) -> webob.Response:
     params = req.merged_params()
     api_common.require_params(params, ["path"])
+    _check_archive_path(params["path"])
     container = _lookup(req, container_ident, "container:get_archive")
     result = _api().call(container, "get_archive",
                          lambda host: _api().rpcapi.container_get_archive(
@@ -146,21 +181,23 @@ def get_archive(req: ApiRequest, container_ident: str) -> webob.Response:
 def _put_archive(req: ApiRequest, container_ident: str, encoded: bool) -> webob.Response:
     params = req.merged_params()
     api_common.require_params(params, ["path", "data"])
+    _check_archive_path(params["path"])
     container = _lookup(req, container_ident, "container:put_archive")
     data = params["data"]
+    if not isinstance(data, str):
+        raise exception.Base64Exception()
     if not encoded:
         try:
             raw = data.encode("latin-1")
         except UnicodeEncodeError:
             raw = data.encode("utf-8")
         data = base64.b64encode(raw).decode("ascii")
-    elif not isinstance(data, str):
-        raise exception.Base64Exception()
     else:
         try:
-            base64.b64decode(data, validate=True)
+            raw = base64.b64decode(data, validate=True)
         except (binascii.Error, ValueError):
             raise exception.Base64Exception() from None
+    archive_input.check_tar(raw)
     _api().call(container, "put_archive", lambda host: _api().rpcapi.container_put_archive(
         req.context, host, container.uuid, path=params["path"], data_b64=data))
     return null_reply(200)

@@ -215,6 +215,14 @@ def _command(req: ApiRequest, value: Any) -> list[str] | None:
     return list(value)
 
 
+def _check_capabilities(value: Any) -> None:
+    names = [n.strip() for n in str(value).split(",")]
+    if not all(n.replace("_", "").isalpha() and n.isascii() for n in names):
+        raise exception.InvalidValue(
+            message=f"Label {consts.LABEL_CAP_ADD} must list capability names separated by "
+                    f"commas, e.g. SYS_PTRACE,NET_ADMIN; got {str(value)[:100]!r}.")
+
+
 def _create(req: ApiRequest, schema: str) -> webob.Response:
     req.require_json()
     validation.validate_query("containers.query_param_create", req.query())
@@ -238,6 +246,10 @@ def _create(req: ApiRequest, schema: str) -> webob.Response:
             policy.authorize(ctx, "container:create:privileged")
     if body.get("image_pull_policy"):
         policy.authorize(ctx, "container:create:image_pull_policy")
+    if consts.LABEL_CAP_ADD in (body.get("labels") or {}):
+        # Extra capabilities widen what the container can do to the node: an admin's choice.
+        policy.authorize(ctx, "container:create:cap_add")
+        _check_capabilities(body["labels"][consts.LABEL_CAP_ADD])
     requested_host = body.get("host")
     if requested_host:
         policy.authorize(ctx, "container:create:requested_destination")
