@@ -97,4 +97,7 @@ DEFAULT_QUOTA_CLASS_NAME = "default"
 # Labels that mark an engine container as ours.
 LABEL_CONTAINER_UUID = "zun.container.uuid"
 LABEL_MANAGED = "zun.managed"
+# Capabilities an admin adds to one container (comma separated); the API lets only callers
+# allowed by ``container:create:cap_add`` set it.
+LABEL_CAP_ADD = "zun.cap_add"
 ENGINE_NAME_PREFIX = "zun-"

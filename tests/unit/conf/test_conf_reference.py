@@ -73,12 +73,18 @@ ADDED = {
     ("scheduler", "weigher"),
     ("docker", "security_opt_no_new_privileges"),
     ("docker", "cap_drop"),
+    ("docker", "cap_add"),
+    ("docker", "publish_host_ip"),
+    ("docker", "read_only_root_filesystem"),
     ("docker", "pids_limit"),
     ("DEFAULT", "report_interval"),
     ("compute", "max_create_attempts"),
     ("compute", "engine_probe_timeout"),
     ("compute", "node_monitor_interval"),
     ("compute", "evacuate_auto_heal_after"),
+    ("api", "max_json_depth"),
+    ("api", "max_exec_command_length"),
+    ("api", "max_archive_path_length"),
 }
 
 
@@ -186,9 +192,16 @@ def test_added_option_defaults() -> None:
     assert conf.compute.reap_grace_period == 600
     assert conf.docker.security_opt_no_new_privileges is True
     assert conf.docker.pids_limit == 4096
-    assert {"NET_RAW", "MKNOD", "AUDIT_WRITE"} <= set(conf.docker.cap_drop)
-    # Docker already withholds SYS_ADMIN; listing it would only suggest otherwise.
-    assert "SYS_ADMIN" not in conf.docker.cap_drop
+    # Kubernetes' "restricted" profile, plus what ordinary images need (none of the risky ones).
+    assert conf.docker.cap_drop == ["ALL"]
+    assert set(conf.docker.cap_add) == {"CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL",
+                                        "NET_BIND_SERVICE", "SETGID", "SETUID"}
+    assert not {"NET_RAW", "MKNOD", "AUDIT_WRITE", "SYS_CHROOT", "SETFCAP", "SETPCAP",
+                "FSETID", "SYS_ADMIN"} & set(conf.docker.cap_add)
+    assert conf.docker.publish_host_ip == conf.my_ip
+    assert conf.docker.read_only_root_filesystem is False
+    assert (conf.api.max_json_depth, conf.api.max_exec_command_length,
+            conf.api.max_archive_path_length) == (32, 65536, 4096)
 
 
 def test_database_keeps_oslo_db_options_without_sqlite_default() -> None:

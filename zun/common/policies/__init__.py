@@ -1,6 +1,7 @@
 """Default policy rules: the 82 of the original service, same names and check strings.
 
-An operator's policy.yaml overrides any of them. Descriptions are ours.
+An operator's policy.yaml overrides any of them. Descriptions are ours. One rule is added by
+the rewrite: ``container:create:cap_add`` (the ``zun.cap_add`` label, admin only).
 """
 
 from __future__ import annotations
@@ -32,6 +33,13 @@ _RULES: list[tuple[str, str, list[tuple[str, str]], str]] = [
         "rule:deny_everybody",
         [("POST", "/v1/containers")],
         "Guards POST /v1/containers.",
+    ),
+    (
+        "container:create:cap_add",
+        "rule:context_is_admin",
+        [("POST", "/v1/containers")],
+        "[Added by the rewrite] Setting the label zun.cap_add (capabilities added to the "
+        "container beyond [docker]/cap_add).",
     ),
     (
         "container:create:requested_destination",

@@ -15,6 +15,12 @@ from typing import Any
 from zun.common import consts
 from zun.conf import CONF
 
+# Kubernetes' "restricted" profile: drop ALL, add back at most NET_BIND_SERVICE. Ordinary
+# images that start as root and then step down (nginx, postgres, redis entrypoints...) also
+# need the few capabilities of [docker]/cap_add; zun/conf/docker.py says why each one stays.
+# Writable scratch space of a read-only container (programs expect /tmp and /run).
+READ_ONLY_TMPFS = {"/tmp": "rw,nosuid,nodev,size=64m", "/run": "rw,nosuid,nodev,size=16m"}
+
 _MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([bkmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
 _UNIT_SHIFT = {"b": 0, "k": 10, "m": 20, "g": 30, "t": 40}
 _NANO = 1_000_000_000
@@ -92,22 +98,51 @@ def labels_for(uuid: str, user_labels: dict[str, str] | None) -> dict[str, str]:
     return labels
 
 
-def hardening_args(privileged: bool) -> dict[str, Any]:
-    """no-new-privileges, dropped capabilities and a pids limit, from ``[docker]``.
+def capability_list(value: Any) -> list[str]:
+    """Capability names, upper case without ``CAP_``, from a list or a comma-separated text."""
+    items = value.split(",") if isinstance(value, str) else list(value or [])
+    names = []
+    for item in items:
+        name = str(item).strip().upper()
+        name = name[4:] if name.startswith("CAP_") else name
+        if name and name not in names:
+            names.append(name)
+    return names
 
-    A privileged container gets none of them: it asked for the host's full power.
+
+def extra_capabilities(labels: dict[str, str] | None) -> list[str]:
+    """Capabilities an admin granted this container (label ``zun.cap_add``, checked by the
+    API's ``container:create:cap_add`` rule)."""
+    return capability_list((labels or {}).get(consts.LABEL_CAP_ADD, ""))
+
+
+def hardening_args(privileged: bool, extra_caps: list[str] | None = None) -> dict[str, Any]:
+    """no-new-privileges, the capability set, a pids limit and the read-only root filesystem,
+    from ``[docker]``; ``extra_caps``: what an admin added for this container.
+
+    A privileged container gets none of them: it asked for the host's full power, and runs in
+    the host's user namespace (an engine with userns-remap refuses it otherwise).
     """
     if privileged:
-        return {}
+        return {"userns_mode": "host"}
     args: dict[str, Any] = {}
     if CONF.docker.security_opt_no_new_privileges:
         args["security_opt"] = ["no-new-privileges:true"]
-    cap_drop = CONF.docker.cap_drop
+    cap_drop = capability_list(CONF.docker.cap_drop)
     if cap_drop:
-        args["cap_drop"] = list(cap_drop)
+        args["cap_drop"] = cap_drop
+    cap_add = capability_list(CONF.docker.cap_add)
+    for name in extra_caps or []:
+        if name not in cap_add:
+            cap_add.append(name)
+    if cap_add:
+        args["cap_add"] = cap_add
     pids_limit = int(CONF.docker.pids_limit or 0)
     if pids_limit > 0:
         args["pids_limit"] = pids_limit
+    if CONF.docker.read_only_root_filesystem:
+        args["read_only"] = True
+        args["tmpfs"] = dict(READ_ONLY_TMPFS)
     return args
 
 
@@ -131,23 +166,29 @@ def restart_policy_arg(policy: dict[str, Any] | None) -> dict[str, Any] | None:
             "MaximumRetryCount": int(policy.get("MaximumRetryCount") or 0)}
 
 
-PUBLISH_HOST_IP = "0.0.0.0"
+def publish_host_ip() -> str:
+    """The node address exposed ports are published on: ``[docker]/publish_host_ip``,
+    which defaults to ``[DEFAULT]/my_ip``; never every address unless configured so."""
+    value = CONF.docker.publish_host_ip or CONF.my_ip
+    return str(value or "127.0.0.1")
 
 
 def ports_args(exposed_ports: dict[str, Any] | None) -> tuple[list[Any], dict[str, Any]]:
     """``(ports, port_bindings)`` from ``{'80/tcp': {}}``.
 
-    Every exposed port is published on the node on a port the engine picks (the embedded
-    equivalent of the original's security-group rule opening the port): a user never picks
-    the node's port, so no container can take over one the node uses.
+    Every exposed port is published on the node's configured address on a port the engine
+    picks (the embedded equivalent of the original's security-group rule opening the port):
+    a user never picks the node's port, so no container can take over one the node uses, and
+    nothing listens on addresses the operator did not choose.
     """
     ports: list[Any] = []
     bindings: dict[str, Any] = {}
+    host_ip = publish_host_ip() if exposed_ports else None
     for key in (exposed_ports or {}):
         port, _, proto = key.partition("/")
         proto = proto or "tcp"
         ports.append((int(port), proto))
-        bindings[f"{port}/{proto}"] = (PUBLISH_HOST_IP, None)
+        bindings[f"{port}/{proto}"] = (host_ip, None)
     return ports, bindings
 
 
@@ -217,7 +258,7 @@ def build_create_spec(container: Any, image_ref: str, networking: dict[str, Any]
         cpus = nano_cpus(get("cpu"))
         if cpus:
             host["nano_cpus"] = cpus
-    host.update(hardening_args(privileged))
+    host.update(hardening_args(privileged, extra_capabilities(get("labels"))))
 
     spec = CreateSpec(create={k: v for k, v in create.items() if v is not None},
                       host_config={k: v for k, v in host.items() if v is not None})

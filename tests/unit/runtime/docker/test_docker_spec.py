@@ -48,10 +48,20 @@ def test_engine_name_and_labels_cannot_be_spoofed() -> None:
 def test_hardening_defaults_and_privileged_skips_them() -> None:
     assert spec.hardening_args(False) == {
         "security_opt": ["no-new-privileges:true"],
-        "cap_drop": ["NET_RAW", "MKNOD", "AUDIT_WRITE"],
+        "cap_drop": ["ALL"],
+        "cap_add": ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "NET_BIND_SERVICE", "SETGID",
+                    "SETUID"],
         "pids_limit": 4096,
     }
-    assert spec.hardening_args(True) == {}
+    # A privileged container runs in the host's user namespace (userns-remap refuses it else).
+    assert spec.hardening_args(True) == {"userns_mode": "host"}
+
+
+def test_an_admin_granted_capability_is_added() -> None:
+    extra = spec.extra_capabilities({"zun.cap_add": "cap_sys_ptrace, NET_ADMIN"})
+    args = spec.hardening_args(False, extra)
+    assert args["cap_add"][-2:] == ["SYS_PTRACE", "NET_ADMIN"]
+    assert spec.extra_capabilities({"other": "x"}) == []
 
 
 def test_dedicated_policy_pins_cpus_instead_of_a_quota() -> None:
@@ -91,7 +101,10 @@ def test_full_row() -> None:
     assert create["healthcheck"] == {"test": ["CMD-SHELL", "true"], "interval": 5_000_000_000,
                                      "timeout": 2_000_000_000, "retries": 3}
     # Every exposed port is published on an engine-chosen node port; a requested one is not used.
-    assert host["port_bindings"] == {"53/udp": ("0.0.0.0", None), "80/tcp": ("0.0.0.0", None)}
+    # ... on the node's configured address ([docker]/publish_host_ip = $my_ip), not 0.0.0.0.
+    address = spec.publish_host_ip()
+    assert address != "0.0.0.0"
+    assert host["port_bindings"] == {"53/udp": (address, None), "80/tcp": (address, None)}
     assert host["restart_policy"] == {"Name": "on-failure", "MaximumRetryCount": 3}
     assert host["mem_limit"] == 64 << 20
     assert host["runtime"] == "runc"
