@@ -1,0 +1,105 @@
+"""A member's default container, created through the real API, as the engine runs it.
+
+Scores the container with CIS Docker Benchmark v1.6 section 5 (``e2e/cis_section5.py``) and
+checks that the figure written in docs/operations.md is the measured one. Also: the dropped
+capabilities and the published address, and that a member cannot add capabilities.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e import cis_section5
+from e2e.support import ZunAll, wait_for
+
+from zun.runtime.docker import spec
+
+REPO = Path(__file__).resolve().parents[2]
+RUN = uuid.uuid4().hex[:8]
+PROJECT = f"hardening-{RUN}"
+MEMBER = {"X-User-Id": f"user-{RUN}", "X-Project-Id": PROJECT, "X-Roles": "member"}
+
+pytestmark = pytest.mark.e2e
+
+
+def http(server: ZunAll, method: str, path: str, body: Any = None,
+         headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(server.url + path, data=data, method=method, headers={
+        "Content-Type": "application/json", "OpenStack-API-Version": "container 1.40",
+        **(headers or {})})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            raw = resp.read()
+            return resp.status, json.loads(raw) if raw else None
+    except urllib.error.HTTPError as err:
+        raw = err.read()
+        return err.code, json.loads(raw) if raw else None
+
+
+def _engine_container(docker_client: Any, uuid_: str) -> Any:
+    found = docker_client.containers.list(all=True,
+                                          filters={"label": f"zun.container.uuid={uuid_}"})
+    assert len(found) == 1
+    return found[0]
+
+
+@pytest.fixture
+def default_container(zun_all: ZunAll, registry: dict[str, str], docker_client: Any) -> Any:
+    """A member's container with nothing but an image, a command and an exposed port."""
+    status, body = http(zun_all, "POST", "/v1/containers?run=true", {
+        "name": f"cis-{RUN}", "image": registry["image"], "command": ["sleep", "3600"],
+        "exposed_ports": {"80/tcp": {}}}, MEMBER)
+    assert status == 202, body
+    member = zun_all.client()
+    member.http_client.session.session.headers.update(MEMBER)
+    wait_for(member, body["uuid"], "Running", timeout=120)
+    try:
+        yield _engine_container(docker_client, body["uuid"])
+    finally:
+        http(zun_all, "DELETE", f"/v1/containers/{body['uuid']}?force=true", headers=MEMBER)
+
+
+def _documented_score() -> tuple[str, set[str]] | None:
+    text = (REPO / "docs" / "operations.md").read_text()
+    match = re.search(r"CIS Docker Benchmark v1\.6\.0 section 5 score of a member's default "
+                      r"container: \*\*(\d+/\d+)\*\*; not met: ([^\n]*)", text)
+    if not match:
+        return None
+    return match.group(1), set(re.findall(r"5\.\d+", match.group(2)))
+
+
+def test_cis_section5_score_is_the_documented_one(default_container: Any,
+                                                  docker_client: Any) -> None:
+    default_container.reload()
+    processes = [" ".join(p) for p in default_container.top()["Processes"]]
+    results = cis_section5.score(default_container.attrs, docker_client.info(), processes)
+    measured = cis_section5.summary(results)
+    failed = {r.item for r in results if not r.passed}
+    report = "\n".join(f"{r.item} {'PASS' if r.passed else 'FAIL'} {r.title}: {r.detail}"
+                       for r in results)
+    assert _documented_score() == (measured, failed), (
+        f"docs/operations.md must state the measured score {measured}:\n{report}")
+
+
+def test_default_container_drops_capabilities_and_publishes_on_the_node_address(
+        default_container: Any) -> None:
+    host = default_container.attrs["HostConfig"]
+    assert host["CapDrop"] == ["ALL"]
+    assert set(host["CapAdd"]) == cis_section5.KEPT_CAPABILITIES
+    bindings = default_container.attrs["NetworkSettings"]["Ports"]["80/tcp"]
+    assert [b["HostIp"] for b in bindings] == [spec.publish_host_ip()] != ["0.0.0.0"]
+
+
+def test_a_member_cannot_add_capabilities(zun_all: ZunAll, registry: dict[str, str]) -> None:
+    status, body = http(zun_all, "POST", "/v1/containers", {
+        "image": registry["image"], "labels": {"zun.cap_add": "SYS_ADMIN"}}, MEMBER)
+    assert status == 403, body
+    assert body["errors"][0]["code"] == "container.policy-not-authorized"
