@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from oslo_db import exception as db_exc
 from oslo_utils import uuidutils
 
 from zun.common import consts, exception
@@ -40,6 +41,7 @@ from zun.db.queries import actions as action_q
 from zun.db.queries import compute_nodes
 from zun.db.queries import containers as container_q
 from zun.db.queries import node as node_q
+from zun.image import commit_rules
 from zun.scheduler import claims, filters, scheduler
 
 LOG = logging.getLogger(__name__)
@@ -373,14 +375,21 @@ class ContainerAPI:
         zun_utils.validate_container_state(container, "commit")
         host = self.rpcapi.require_up(container.host, container.uuid)
         _require_engine(host, container.uuid)
+        # Namespace, an existing name, the per-project bound (zun/image/commit_rules.py).
+        with engine.transaction(readonly=True) as session:
+            tag = commit_rules.check(session, context, repository, tag, host)
         image_uuid = uuidutils.generate_uuid()
         self._claim_task(context, container, "commit", "commit",
                          {"task_state": consts.CONTAINER_COMMITTING})
         try:
-            with engine.transaction() as session:
-                session.add(models.Image(
-                    uuid=image_uuid, repo=repository, tag=tag or "latest", host=host,
-                    project_id=context.project_id, user_id=context.user_id))
+            try:
+                with engine.transaction() as session:
+                    session.add(models.Image(
+                        uuid=image_uuid, repo=repository, tag=tag, host=host,
+                        project_id=context.project_id, user_id=context.user_id))
+            except db_exc.DBDuplicateEntry:
+                # Another commit of the same name won the race.
+                raise exception.ImageAlreadyExists(repo=repository, tag=tag) from None
             self.rpcapi.container_commit(context, host, container.uuid,
                                          repository=repository, tag=tag,
                                          image_uuid=image_uuid)

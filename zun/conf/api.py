@@ -82,6 +82,22 @@ OPTS = [
         "get_archive and put_archive (Linux's PATH_MAX is 4096); each component must also "
         "fit NAME_MAX (255 bytes). Longer is a 400.",
     ),
+    # Commits: which names a member may write, and how many.
+    cfg.StrOpt(
+        "commit_repository_prefix",
+        default="",
+        help="[Added by the rewrite, not in Zun] A member commits a container only into "
+        "repositories starting with <prefix><project_id>/ (e.g. a prefix "
+        "registry.example.com/zun- gives registry.example.com/zun-<project_id>/name). "
+        "Admins may commit elsewhere; nobody commits onto a name the node already has.",
+    ),
+    cfg.IntOpt(
+        "max_committed_images",
+        default=20,
+        min=-1,
+        help="[Added by the rewrite, not in Zun] Most committed images a project keeps "
+        "(image rows in its namespace); one more commit is a 403 over-quota. -1: no bound.",
+    ),
 ]
 
 

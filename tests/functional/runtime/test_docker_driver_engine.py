@@ -224,7 +224,9 @@ def test_hardening_is_applied_and_effective(driver: DockerDriver, rows: Any,
     row = _running(driver, rows, busybox_image)
     host = driver.inspect(row)["HostConfig"]
     assert host["SecurityOpt"] == ["no-new-privileges:true"]
-    assert sorted(host["CapDrop"]) == ["AUDIT_WRITE", "MKNOD", "NET_RAW"]
+    assert host["CapDrop"] == ["ALL"]
+    assert sorted(host["CapAdd"]) == ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL",
+                                      "NET_BIND_SERVICE", "SETGID", "SETUID"]
     assert host["PidsLimit"] == 4096
     result = driver.execute(row, ["grep", "NoNewPrivs", "/proc/self/status"])
     assert result["exit_code"] == 0

@@ -85,6 +85,8 @@ ADDED = {
     ("api", "max_json_depth"),
     ("api", "max_exec_command_length"),
     ("api", "max_archive_path_length"),
+    ("api", "commit_repository_prefix"),
+    ("api", "max_committed_images"),
 }
 
 

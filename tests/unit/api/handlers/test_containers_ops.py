@@ -400,10 +400,10 @@ def test_archives_by_version(api, node1, seed):
 
 def test_commit(member, node1, seed):
     row = _make(seed, status="Running")
-    r = member.post(f"/v1/containers/{row.uuid}/commit?repository=myrepo&tag=v1")
+    r = member.post(f"/v1/containers/{row.uuid}/commit?repository=project-a/myrepo&tag=v1")
     assert r.status == 202 and len(r.json["uuid"]) == 36
     msg = node1.wait_for("container_commit")[0]
-    assert msg.kwargs == {"container_uuid": row.uuid, "repository": "myrepo", "tag": "v1",
+    assert msg.kwargs == {"container_uuid": row.uuid, "repository": "project-a/myrepo", "tag": "v1",
                           "image_uuid": r.json["uuid"]}
     r = member.post(f"/v1/containers/{row.uuid}/commit")
     assert r.status == 400 and r.error["title"] == "'repository' is a required property"
