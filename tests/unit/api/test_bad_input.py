@@ -137,6 +137,55 @@ def test_archive_path_bound_is_configurable(member: ApiClient, container: str) -
     assert "max_archive_path_length" in _assert_client_error(reply)["detail"]
 
 
+def _tar(*members: tuple[str, str, str | bytes]) -> str:
+    """base64 of a tar of (kind, name, data or link target) members."""
+    import base64
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as archive:
+        for kind, name, value in members:
+            info = tarfile.TarInfo(name)
+            if kind == "file":
+                info.size = len(value)
+                archive.addfile(info, io.BytesIO(value))  # type: ignore[arg-type]
+            else:
+                info.type = tarfile.SYMTYPE if kind == "symlink" else tarfile.LNKTYPE
+                info.linkname = str(value)
+                archive.addfile(info)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+@pytest.mark.parametrize("data", [
+    "aGVsbG8gd29ybGQsIG5vdCBhIHRhcg==",                                   # not a tar
+    "",                                                                   # nothing
+    _tar(("symlink", "up", "../../.."), ("file", "up/tmp/x", b"x")),     # climbs out
+    _tar(("symlink", "evil", "/etc"), ("file", "evil/passwd", b"x")),    # writes through
+    _tar(("file", "../x", b"x")),                                         # outside
+    _tar(("hardlink", "h", "../../etc/passwd")),                          # hard link out
+])
+def test_put_archive_that_the_engine_cannot_extract_is_400(member: ApiClient, container: str,
+                                                            data: str) -> None:
+    reply = member.post(f"/v1/containers/{container}/put_archive",
+                        json={"path": "/tmp", "data": data})
+    error = _assert_client_error(reply)
+    assert error["code"] in ("container.bad-archive", "container.schema-validation-error")
+
+
+def test_put_archive_accepts_links_inside_the_container(member: ApiClient, container: str,
+                                                        seed: Seed) -> None:
+    seed.service("node1")
+    seed.compute_node("node1", cpus=4, cpu_used=0.0, mem_total=8192, mem_used=0, disk_used=0)
+    data = _tar(("file", "bin/tool", b"#!/bin/sh\n"), ("symlink", "bin/t", "tool"),
+                ("symlink", "abs", "/usr/bin/env"), ("hardlink", "bin/t2", "bin/tool"))
+    with recording_bus(["node1"]) as nodes:
+        reply = member.post(f"/v1/containers/{container}/put_archive",
+                            json={"path": "/tmp", "data": data})
+        assert reply.status == 200, reply.body
+        assert nodes["node1"].methods() == ["container_put_archive"]
+
+
 def test_put_archive_data_that_is_not_text_is_400(member: ApiClient, container: str) -> None:
     reply = member.at("1.24").post(f"/v1/containers/{container}/put_archive",
                                    json={"path": "/tmp", "data": 12})

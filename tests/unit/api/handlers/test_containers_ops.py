@@ -374,10 +374,23 @@ def test_attach(member, node1, seed):
     assert r.status == 200 and r.json.endswith(f"?token=t1&uuid={row.uuid}")
 
 
+def _tar(files: dict[str, bytes]) -> bytes:
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as archive:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
 def test_archives_by_version(api, node1, seed):
     row = _make(seed, status="Running")
     client = api.as_member(PROJECT_A)
-    tar = b"\x00\xffdata"
+    tar = _tar({"a.txt": b"\x00\xffdata"})
     node1.replies["container_get_archive"] = {"data": base64.b64encode(tar).decode(),
                                               "stat": {"name": "x"}}
     r = client.at("1.25").get(f"/v1/containers/{row.uuid}/get_archive?path=/x")
