@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -103,3 +104,55 @@ def test_a_member_cannot_add_capabilities(zun_all: ZunAll, registry: dict[str, s
         "image": registry["image"], "labels": {"zun.cap_add": "SYS_ADMIN"}}, MEMBER)
     assert status == 403, body
     assert body["errors"][0]["code"] == "container.policy-not-authorized"
+
+
+@pytest.fixture
+def member_capsule(zun_all: ZunAll, registry: dict[str, str], docker_client: Any) -> Any:
+    """A member's capsule whose containers ask for no resources at all."""
+    template = {"kind": "capsule", "metadata": {"name": f"cis-{RUN}"}, "spec": {
+        "containers": [{"image": registry["image"], "command": ["sleep", "3600"],
+                        "ports": [{"containerPort": 80}]},
+                       {"image": registry["image"], "command": ["sleep", "3600"]}]}}
+    status, body = http(zun_all, "POST", "/v1/capsules", {"template": template}, MEMBER)
+    assert status == 202, body
+    uuid_ = body["uuid"]
+    deadline = time.monotonic() + 120
+    while True:
+        status, shown = http(zun_all, "GET", f"/v1/capsules/{uuid_}", headers=MEMBER)
+        if shown["status"] in ("Running", "Error") or time.monotonic() > deadline:
+            break
+        time.sleep(0.3)
+    try:
+        assert shown["status"] == "Running", shown.get("status_reason")
+        members = [docker_client.containers.get(f"zun-{c['uuid']}")
+                   for c in shown["containers"]]
+        yield members
+    finally:
+        http(zun_all, "DELETE", f"/v1/capsules/{uuid_}", headers=MEMBER)
+
+
+def test_capsule_members_get_the_default_limits_and_the_hardening(member_capsule: Any) -> None:
+    for engine_container in member_capsule:
+        host = engine_container.attrs["HostConfig"]
+        assert host["Memory"] == 512 << 20          # [DEFAULT]/default_memory
+        assert host["NanoCpus"] == 1_000_000_000    # [DEFAULT]/default_cpu
+        assert host["CapDrop"] == ["ALL"]
+        assert set(host["CapAdd"]) == cis_section5.KEPT_CAPABILITIES
+
+
+def test_cis_section5_score_of_a_capsule_member_is_the_documented_one(
+        member_capsule: Any, docker_client: Any) -> None:
+    member = member_capsule[0]
+    member.reload()
+    processes = [" ".join(p) for p in member.top()["Processes"]]
+    results = cis_section5.score(member.attrs, docker_client.info(), processes)
+    measured = cis_section5.summary(results)
+    failed = {r.item for r in results if not r.passed}
+    report = "\n".join(f"{r.item} {'PASS' if r.passed else 'FAIL'} {r.title}: {r.detail}"
+                       for r in results)
+    text = (REPO / "docs" / "operations.md").read_text()
+    match = re.search(r"CIS section 5 score of a member's capsule container: \*\*(\d+/\d+)\*\*; "
+                      r"not met: ([^\n]*)", text)
+    documented = (match.group(1), set(re.findall(r"5\.\d+", match.group(2)))) if match else None
+    assert documented == (measured, failed), (
+        f"docs/operations.md must state the measured score {measured}:\n{report}")

@@ -212,6 +212,13 @@ class DockerError(ZunException):
     message = 'Docker internal error: %(error_msg)s.'
     code = 500
 
+class EngineUnavailable(DockerError):
+    # Added by the rewrite: the node is up but its engine does not answer (stopped,
+    # restarting); a 503 the client can retry, with a message written for it.
+    message = 'The container engine of host %(host)s is not answering: %(reason)s'
+    code = 503
+    public_message = True
+
 
 class NoValidHost(ZunException):
     message = 'No valid host was found. %(reason)s'

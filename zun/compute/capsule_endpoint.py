@@ -321,6 +321,11 @@ class CapsuleEndpoint:
                        mounts: list[Any], built: _Built) -> str:
         image_ref = self._pull(member, member.image, member.image_pull_policy)
         values = member.as_dict()
+        # Rows made before members got the configured defaults carry no limits: give them.
+        if not values.get("cpu"):
+            values["cpu"] = float(zun_utils.conf_value(None, "default_cpu", 1.0))
+        if not values.get("memory"):
+            values["memory"] = str(zun_utils.conf_value(None, "default_memory", 512))
         values["exposed_ports"] = None  # published on the sandbox, which owns the network
         values["labels"] = self._labels(capsule.uuid)
         if member.container_type == consts.TYPE_CAPSULE_INIT_CONTAINER:

@@ -76,10 +76,14 @@ class ContainerChanges(ContainerNodeBase):
         rows.start_event(context, container_uuid, "commit")
         task = (consts.CONTAINER_COMMITTING, None)
         tag = tag or "latest"
+        image_id = None
         try:
             image_id = self.driver.commit(row, repository, tag)
             size = self.driver.image_size(image_id)
         except Exception as exc:
+            if image_id is not None:
+                # A failed commit leaves no image behind.
+                self.driver.remove_image(image_id)
             LOG.warning("Commit of container %s failed: %s", container_uuid, reason_of(exc))
 
             def forget(session: Any) -> None:

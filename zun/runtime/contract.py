@@ -142,10 +142,15 @@ class ContainerRuntime(Protocol):
 
     def commit(self, container: ContainerRecord, repository: str,
                tag: str | None = None) -> str:
-        """A new image ``repository[:tag]`` of the container's file system; its id."""
+        """A new image ``repository[:tag]`` of the container's file system; its id. Never
+        replaces an image the engine already has under that name (``Conflict``), and leaves
+        no image behind when it fails."""
 
     def image_size(self, image_id: str) -> int | None:
         """The size in bytes of a local image."""
+
+    def remove_image(self, image_id: str) -> None:
+        """Remove a local image (one a failed commit made); an absent one is no error."""
 
     # -- node inventory ----------------------------------------------------------------------
 

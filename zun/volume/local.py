@@ -169,26 +169,29 @@ def _create_volume(client: docker.DockerClient, container_uuid: str, index: int,
     return name
 
 
-def _existing_volume(client: docker.DockerClient, container_uuid: str, source: str,
-                     project_id: str | None = None) -> str:
-    """A named volume the container may mount.
+def usable_volume(client: docker.DockerClient, name: str, project_id: str | None,
+                  owner_uuid: str) -> str:
+    """The existing named volume ``name`` if a container or capsule of ``project_id`` (whose
+    uuid is ``owner_uuid``) may mount it; the one ownership check of both paths.
 
-    With ``project_id`` (always, from the container endpoint) the volume must be labelled for that
-    project; any other volume is "not found", so a project learns nothing about volumes that
-    are not its own (the host's, an operator's, another project's).
+    The volume must carry ``zun.project_id=<project_id>``: Zun labels the volumes it makes,
+    an operator labels one to hand it to a project. Any other volume (unlabelled: the host's,
+    an operator's bind volume of a host directory; another project's) is "not found", so a
+    project learns nothing about volumes that are not its own. A volume that goes with
+    another container or capsule (``zun.container.uuid``) is not usable.
     """
     try:
-        vol = client.volumes.get(source)
+        vol = client.volumes.get(name)
     except docker.errors.NotFound as err:
-        raise exception.VolumeNotFound(volume=source) from err
+        raise exception.VolumeNotFound(volume=name) from err
     except docker.errors.APIError as err:
         raise exception.DockerError(error_msg=str(err.explanation or err)) from err
     labels = vol.attrs.get("Labels") or {}
-    if project_id is not None and labels.get(LABEL_PROJECT) != project_id:
-        raise exception.VolumeNotFound(volume=source)
+    if not project_id or labels.get(LABEL_PROJECT) != project_id:
+        raise exception.VolumeNotFound(volume=name)
     owner = labels.get(LABEL_CONTAINER)
-    if owner and owner != container_uuid:
-        raise exception.VolumeNotUsable(volume=source)
+    if owner and owner != owner_uuid:
+        raise exception.VolumeNotUsable(volume=name)
     return vol.name
 
 
@@ -251,7 +254,7 @@ def prepare_mounts(client: docker.DockerClient, container_uuid: str,
                 docker_mounts.append(Mount(dest, str(Path(state_dir) / rel), type="bind",
                                            read_only=True))
             elif entry["source"]:
-                name = _existing_volume(client, container_uuid, entry["source"], project_id)
+                name = usable_volume(client, entry["source"], project_id, container_uuid)
                 info = {"type": "volume", "name": name, "read_only": False}
                 records.append(_record(container_uuid, dest, info, False, None,
                                        project_id, user_id, host))
@@ -425,24 +428,6 @@ def create_capsule_volume(client: docker.DockerClient, capsule_uuid: str,
     return name
 
 
-def existing_capsule_volume(client: docker.DockerClient, capsule_uuid: str,
-                            project_id: str | None, volume_id: str) -> str:
-    """The existing volume ``volume_id`` if the capsule may mount it: not another project's,
-    and not one that goes with another container or capsule."""
-    try:
-        vol = client.volumes.get(volume_id)
-    except docker.errors.NotFound as err:
-        raise exception.VolumeNotFound(volume=volume_id) from err
-    except docker.errors.APIError as err:
-        raise exception.DockerError(error_msg=str(err.explanation or err)) from err
-    labels = vol.attrs.get("Labels") or {}
-    project = labels.get(LABEL_PROJECT)
-    owner = labels.get(LABEL_CONTAINER)
-    if (project and project != project_id) or (owner and owner != capsule_uuid):
-        raise exception.VolumeNotUsable(volume=volume_id)
-    return vol.name
-
-
 def remove_capsule_volumes(client: docker.DockerClient, capsule_uuid: str) -> None:
     """Remove every volume made for the capsule, kept or not (a failed create); raises a
     ``DockerError`` if the engine cannot list them."""
@@ -469,8 +454,8 @@ def prepare_capsule_mounts(client: docker.DockerClient, capsule: Any,
             name = create_capsule_volume(client, capsule.uuid, capsule.project_id,
                                          request["size"], bool(request.get("auto_remove")))
         else:
-            name = existing_capsule_volume(client, capsule.uuid, capsule.project_id,
-                                           str(request.get("volume_id")))
+            name = usable_volume(client, str(request.get("volume_id")), capsule.project_id,
+                                 capsule.uuid)
         paths = [m["mount_path"] for m in request.get("mounts") or []]
         for mount in request.get("mounts") or []:
             mounts.setdefault(mount["container_uuid"], []).append(

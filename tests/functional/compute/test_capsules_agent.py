@@ -317,7 +317,7 @@ def test_volume_kept_reused_by_id_and_refused_elsewhere(
 
     other = as_project(api, node)
     uuid3 = other.post("/v1/capsules", json={"template": reader}).json["uuid"]
-    _assert_failed_clean(other, docker_client, node, uuid3, "not usable")
+    _assert_failed_clean(other, docker_client, node, uuid3, "could not be found")
     missing = capsule_template("missing", [container(
         volumeMounts=[{"name": "vol", "mountPath": "/v"}])],
         volumes=[{"name": "vol", "cinder": {"volumeID": str(uuidlib.uuid4())}}])

@@ -194,10 +194,12 @@ def test_unsafe_container_uuid_rejected(docker_client, tmp_path):
 def test_volume_of_another_container_is_not_usable(docker_client, new_uuid, tmp_path):
     owner, other = new_uuid(), new_uuid()
     _, records = local.prepare_mounts(docker_client, owner,
-                                      [{"size": 1, "destination": "/a"}], tmp_path)
+                                      [{"size": 1, "destination": "/a"}], tmp_path,
+                                      project_id="project-a")
     with pytest.raises(exception.VolumeNotUsable):
         local.prepare_mounts(docker_client, other,
-                             [{"source": f"zun-{owner}-0", "destination": "/a"}], tmp_path)
+                             [{"source": f"zun-{owner}-0", "destination": "/a"}], tmp_path,
+                             project_id="project-a")
     assert _volume_exists(docker_client, f"zun-{owner}-0")
     local.release_mounts(docker_client, records, tmp_path)
 
@@ -279,3 +281,60 @@ def test_volumes_zun_makes_are_labelled_with_their_project(docker_client, new_uu
             "project-a")
     finally:
         local.release_mounts(docker_client, records, tmp_path)
+
+
+@pytest.mark.parametrize("labels", [
+    None,                                   # the host's or an operator's volume
+    {"zun.project_id": "project-b"},        # another project's
+    {"zun.project_id": ""},                 # made for no project
+])
+@pytest.mark.parametrize("path", ["container", "capsule"])
+def test_one_ownership_check_for_containers_and_capsules(docker_client, new_uuid, user_volumes,
+                                                         tmp_path, labels, path):
+    """An operator's bind volume of a host directory, unlabelled: a member once read a host
+    file through a capsule's volumeID. Both paths now refuse it, and another project's."""
+    host_dir = tmp_path / "host-secrets"
+    host_dir.mkdir()
+    (host_dir / "shadow").write_text("secret")
+    name = f"ztest-bind-{new_uuid()}"
+    user_volumes.append(name)
+    docker_client.volumes.create(name=name, driver="local", labels=labels, driver_opts={
+        "type": "none", "o": "bind", "device": str(host_dir)})
+    owner = new_uuid()
+    with pytest.raises(exception.VolumeNotFound):
+        if path == "container":
+            local.prepare_mounts(
+                docker_client, owner, [{"type": "volume", "source": name, "destination": "/v"}],
+                tmp_path, project_id="project-a")
+        else:
+            from types import SimpleNamespace
+
+            capsule = SimpleNamespace(uuid=owner, project_id="project-a", user_id="u")
+            local.prepare_capsule_mounts(docker_client, capsule, [{
+                "volume_id": name, "mounts": [{"container_uuid": new_uuid(),
+                                               "mount_path": "/v"}]}], "node1")
+
+
+@pytest.mark.parametrize("path", ["container", "capsule"])
+def test_both_paths_mount_a_volume_handed_to_the_project(docker_client, new_uuid, user_volumes,
+                                                         tmp_path, path):
+    name = f"ztest-handed-{new_uuid()}"
+    user_volumes.append(name)
+    docker_client.volumes.create(name=name, labels={"zun.project_id": "project-a"})
+    owner = new_uuid()
+    if path == "container":
+        mounts, records = local.prepare_mounts(
+            docker_client, owner, [{"type": "volume", "source": name, "destination": "/v"}],
+            tmp_path, project_id="project-a")
+        assert [m["Source"] for m in mounts] == [name]
+        local.release_mounts(docker_client, records, tmp_path)
+    else:
+        from types import SimpleNamespace
+
+        capsule = SimpleNamespace(uuid=owner, project_id="project-a", user_id="u")
+        member = new_uuid()
+        by_member, _ = local.prepare_capsule_mounts(docker_client, capsule, [{
+            "volume_id": name, "mounts": [{"container_uuid": member, "mount_path": "/v"}]}],
+            "node1")
+        assert [m["Source"] for m in by_member[member]] == [name]
+    assert _volume_exists(docker_client, name)

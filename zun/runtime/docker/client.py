@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -52,8 +53,15 @@ def engine_explanation(exc: docker.errors.APIError) -> str:
     return str(explanation or exc)
 
 
+def _unavailable(reason: str) -> exception.EngineUnavailable:
+    host = conf_value(None, "host", None) or socket.gethostname()
+    return exception.EngineUnavailable(host=host, reason=reason)
+
+
 def to_zun_exception(exc: Exception) -> exception.ZunException:
-    """404 -> DockerError(code=404); 409 -> Conflict; anything else -> DockerError (500)."""
+    """404 -> DockerError(code=404); 409 -> Conflict; 400 -> DockerError(code=400) (the
+    engine refused what the client asked for); no engine to talk to -> EngineUnavailable
+    (503); anything else -> DockerError (500)."""
     if isinstance(exc, docker.errors.APIError):
         reason = engine_explanation(exc)
         status = exc.status_code
@@ -61,10 +69,27 @@ def to_zun_exception(exc: Exception) -> exception.ZunException:
             return exception.DockerError(error_msg=reason, code=404)
         if status == 409:
             return exception.Conflict(message=reason)
+        if status == 400:
+            return exception.DockerError(error_msg=reason, code=400)
         return exception.DockerError(error_msg=reason)
     if isinstance(exc, requests.exceptions.Timeout):
         return exception.DockerError(error_msg=f"the engine did not answer in time ({exc})")
+    if isinstance(exc, requests.exceptions.ConnectionError) or (
+            isinstance(exc, docker.errors.DockerException)
+            and "Error while fetching server API version" in str(exc)):
+        return _unavailable("the engine refused the connection or its socket is missing")
     return exception.DockerError(error_msg=str(exc))
+
+
+def refused_by_engine(exc: exception.ZunException, *markers: str) -> exception.ZunException:
+    """``exc`` as a 400 when the engine's 500 message starts with one of ``markers``: the
+    engine reports some refusals of the client's input (a ``ps`` option, a tar it cannot
+    extract, a path too long) as its own errors."""
+    text = str(exc)
+    if getattr(exc, "code", None) == 500 and any(m in text for m in markers):
+        return exception.DockerError(error_msg=text.removeprefix("Docker internal error: ")
+                                     .rstrip("."), code=400)
+    return exc
 
 
 @contextlib.contextmanager

@@ -36,6 +36,7 @@ from zun.runtime.docker.client import (
     call,
     is_not_found,
     make_client,
+    refused_by_engine,
     to_zun_exception,
     translate_errors,
 )
@@ -395,19 +396,30 @@ class DockerDriver:
     def top(self, container: ContainerRecord, ps_args: str | None = None) -> dict[str, Any]:
         """``{"Titles": [...], "Processes": [[...], ...]}``."""
         ps_args = _none_if_unset(ps_args)
-        return call(self.client.top, self.engine_ref(container), ps_args=ps_args)
+        try:
+            return call(self.client.top, self.engine_ref(container), ps_args=ps_args)
+        except exception.ZunException as exc:
+            raise refused_by_engine(exc, "ps: ") from exc
 
     def get_archive(self, container: ContainerRecord, path: str) -> tuple[bytes, dict[str, Any]]:
         """``(tar bytes, stat)`` of ``path``; stat has ``name``, ``size``, ``mode``,
         ``mtime`` and ``linkTarget`` as Docker reports them."""
-        with translate_errors():
-            stream, stat = self.client.get_archive(self.engine_ref(container), path)
-            data = b"".join(stream)
+        try:
+            with translate_errors():
+                stream, stat = self.client.get_archive(self.engine_ref(container), path)
+                data = b"".join(stream)
+        except exception.ZunException as exc:
+            raise refused_by_engine(exc, "file name too long", "not a directory") from exc
         return data, stat
 
     def put_archive(self, container: ContainerRecord, path: str, data: bytes) -> None:
         """Extract the tar ``data`` into directory ``path`` of the container."""
-        if not call(self.client.put_archive, self.engine_ref(container), path, data):
+        try:
+            done = call(self.client.put_archive, self.engine_ref(container), path, data)
+        except exception.ZunException as exc:
+            raise refused_by_engine(exc, "Error processing tar file", "file name too long",
+                                    "not a directory") from exc
+        if not done:
             raise exception.DockerError(error_msg=f"could not extract the archive into {path}")
 
     def stats(self, container: ContainerRecord) -> dict[str, Any]:
@@ -416,10 +428,37 @@ class DockerDriver:
         return stats_mod.summarize(_get(container, "name"), raw)
 
     def commit(self, container: ContainerRecord, repository: str, tag: str | None = None) -> str:
-        """Snapshot the container into image ``repository[:tag]``; returns the image id."""
-        result = call(self.client.commit, self.engine_ref(container), repository=repository,
-                      tag=_none_if_unset(tag))
-        return result["Id"]
+        """Snapshot the container into image ``repository[:tag]``; returns the image id.
+
+        ``docker commit`` would move the name off whatever image had it (an image another
+        project or the node runs): the name is refused if the engine has it, and the snapshot
+        is made unnamed, then named, and removed again if naming it fails.
+        """
+        tag = _none_if_unset(tag) or "latest"
+        name = f"{repository}:{tag}"
+        try:
+            call(self.client.inspect_image, name)
+        except exception.ZunException as exc:
+            if not is_not_found(exc):
+                raise
+        else:
+            raise exception.Conflict(
+                message=f"Image {name} already exists on this node: a commit never replaces "
+                        "an image.")
+        image_id = call(self.client.commit, self.engine_ref(container))["Id"]
+        try:
+            call(self.client.tag, image_id, repository, tag)
+        except Exception:
+            self.remove_image(image_id)
+            raise
+        return image_id
+
+    def remove_image(self, image_id: str) -> None:
+        try:
+            call(self.client.remove_image, image_id, force=True)
+        except exception.ZunException as exc:
+            if not is_not_found(exc):
+                LOG.warning("Could not remove image %s: %s", image_id, exc)
 
     def image_size(self, image_id: str) -> int | None:
         return call(self.client.inspect_image, image_id).get("Size")
