@@ -35,6 +35,19 @@ def available() -> str | None:
     return None
 
 
+def require() -> None:
+    """Skip the test when no own engine can run here; fail instead under CI=true."""
+    import pytest
+
+    why = available()
+    if why is None:
+        return
+    reason = f"a dedicated Docker engine {why}"
+    if os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}:
+        pytest.fail(f"{reason} (CI=true: required, not skipped)", pytrace=False)
+    pytest.skip(reason)
+
+
 def _run(*argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(list(argv), capture_output=True, text=True, timeout=120, check=check)
 

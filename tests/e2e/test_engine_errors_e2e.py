@@ -20,7 +20,6 @@ from typing import Any
 
 import own_engine
 import pytest
-from conftest import service_unavailable
 from e2e.support import ZunAll, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -41,9 +40,7 @@ def http(server: ZunAll, method: str, path: str, body: Any = None) -> tuple[int,
 
 @pytest.fixture(scope="module")
 def engine(docker_client: Any, busybox_image: str) -> Iterator[own_engine.OwnEngine]:
-    why = own_engine.available()
-    if why:
-        service_unavailable(f"a dedicated engine {why}")
+    own_engine.require()
     own = own_engine.OwnEngine()
     try:
         own.start()

@@ -17,7 +17,6 @@ from typing import Any
 import docker
 import own_engine
 import pytest
-from conftest import service_unavailable
 
 from zun.common import consts
 from zun.runtime.docker import spec
@@ -29,9 +28,7 @@ pytestmark = pytest.mark.docker
 @pytest.fixture(scope="module")
 def remapped_engine(docker_client: Any, busybox_image: str) -> Iterator[str]:
     """The unix socket URL of a dockerd with --userns-remap=default in its own netns."""
-    why = own_engine.available()
-    if why:
-        service_unavailable(f"a dedicated engine {why}")
+    own_engine.require()
     engine = own_engine.OwnEngine(["--userns-remap=default"])
     try:
         engine.start()
