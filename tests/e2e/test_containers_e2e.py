@@ -207,10 +207,13 @@ def test_exposed_port_is_published_on_the_node(zun: Any, docker_client: Any) -> 
         engine = docker_client.containers.get(f"zun-{created.uuid}")
         bindings = engine.attrs["NetworkSettings"]["Ports"]["8080/tcp"]
         host_port = int(bindings[0]["HostPort"])
+        # Published on the node's configured address ([docker]/publish_host_ip = $my_ip).
+        host_ip = bindings[0]["HostIp"]
+        assert host_ip not in ("", "0.0.0.0")
         deadline = time.monotonic() + 10
         while True:
             try:
-                with socket.create_connection(("127.0.0.1", host_port), timeout=2) as sock:
+                with socket.create_connection((host_ip, host_port), timeout=2) as sock:
                     assert sock.recv(64).startswith(b"zun-port")
                 break
             except (OSError, AssertionError):
