@@ -53,5 +53,5 @@ def check_tar(data: bytes) -> None:
                         raise BadArchive(reason=f"the link {member.name!r} points outside the "
                                                 f"target directory ({member.linkname!r})")
                     links.add(name)
-    except tarfile.TarError as exc:
-        raise BadArchive(reason=f"it is not a tar archive ({exc})") from None
+    except tarfile.TarError:
+        raise BadArchive(reason="it is not a tar archive (plain, gzip, bzip2 or xz)") from None
