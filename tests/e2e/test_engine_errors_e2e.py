@@ -2,8 +2,9 @@
 
 A zun-all drives a Docker engine of its own (``tests/own_engine.py``), so the test can stop
 that engine without touching the machine's: with the engine down, ``logs`` (and the other
-calls) answer 503 with the host named (or 409 once the node's heartbeat reported it). With it up, the engine's refusals of ``top`` arguments,
-of archive paths and of archives are 400s.
+calls) answer 503 with the host named, or 409 once the node's heartbeat reported the engine
+down. With it up, the engine's refusals of ``top`` arguments, of archive paths and of
+archives are 400s.
 """
 
 from __future__ import annotations
