@@ -164,11 +164,8 @@ def _member(item: Mapping[str, Any], init: bool, restart_policy: dict[str, str],
         environment=dict(item["env"]) if item.get("env") else None,
         image_pull_policy=(pull_policy.lower() if pull_policy and allow_pull_policy else None),
         interactive=_flag(item.get("stdin")), tty=_flag(item.get("tty")),
-        # A member without requests gets the configured defaults, like a container: without
-        # them it ran with no CPU or memory limit at all.
-        cpu=float(cpu if cpu is not None else conf_value(None, "default_cpu", 1.0)),
-        memory=str(int(memory if memory is not None else
-                       conf_value(None, "default_memory", 512))),
+        cpu=None if cpu is None else float(cpu),
+        memory=None if memory is None else str(int(memory)),
         exposed_ports=_exposed_ports(item.get("ports")),
         restart_policy=dict(restart_policy), mounts=mounts)
 

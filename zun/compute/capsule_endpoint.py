@@ -321,7 +321,8 @@ class CapsuleEndpoint:
                        mounts: list[Any], built: _Built) -> str:
         image_ref = self._pull(member, member.image, member.image_pull_policy)
         values = member.as_dict()
-        # Rows made before members got the configured defaults carry no limits: give them.
+        # A member whose template asks for no resources still runs with limits: the
+        # configured defaults, as a container does (the claim counts what was asked for).
         if not values.get("cpu"):
             values["cpu"] = float(zun_utils.conf_value(None, "default_cpu", 1.0))
         if not values.get("memory"):
