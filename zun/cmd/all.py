@@ -88,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     if not common.scheduler_config_ok("zun-all"):
         return 2
     # Private before anything is written into it: the database holds encrypted secrets.
-    state_files.secure(state_dir)
+    state_files.secure(state_dir, sqlite=CONF.database.connection
+                       == f"sqlite:///{state_dir / state_files.DB_FILE}")
     lock = StateLock(state_dir)
     try:
         lock.acquire()

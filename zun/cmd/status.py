@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from zun.cmd import common
 
@@ -116,17 +115,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="zun-status", add_help=False)
     parser.add_argument("--state-dir", default=None)
     own, rest = parser.parse_known_args(options)
-    state_dir = Path(own.state_dir).resolve() if own.state_dir else None
-    if state_dir is not None:
+    if own.state_dir:
         from zun.cmd.all import apply_embedded_defaults
 
-        apply_embedded_defaults(state_dir)
-    common.prepare([argv[0], *rest], default_config_files=[] if state_dir else None)
-    if state_dir is not None:
+        apply_embedded_defaults()
+    common.prepare([argv[0], *rest], default_config_files=[] if own.state_dir else None)
+    if own.state_dir:
+        from zun.cmd.all import resolve_state_dir
         from zun.conf import CONF
         from zun.service import state_dir as state_files
 
-        state_files.use_state_key(CONF, state_dir, create=False)
+        state_files.use_state_key(CONF, resolve_state_dir(own.state_dir), create=False)
     worst = SUCCESS
     names = {SUCCESS: "Success", WARNING: "Warning", FAILURE: "Failure"}
     for title, check in CHECKS:

@@ -48,10 +48,13 @@ def _narrow(path: Path, mode: int) -> None:
         path.chmod(mode)
 
 
-def secure(state_dir: Path) -> None:
-    """Create or narrow the state directory (0700) and the database file (0600)."""
+def secure(state_dir: Path, sqlite: bool = True) -> None:
+    """Create or narrow the state directory (0700) and, when the database is the SQLite file
+    there (``sqlite``), that file (0600)."""
     state_dir.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
     _narrow(state_dir, DIR_MODE)
+    if not sqlite:
+        return
     db_file = state_dir / DB_FILE
     fd = os.open(db_file, os.O_RDWR | os.O_CREAT, FILE_MODE)
     os.close(fd)
