@@ -26,6 +26,9 @@ from zun.common import exception
 from zun.conf import CONF
 
 KEY_CHARS = 32
+# Zun's default of [DEFAULT]/auth_encryption_key: public, kept only to read rows written
+# under it (and for zun-status to warn while it is in use).
+DEFAULT_KEY = "notgood but just long enough i t"
 
 InvalidEncryptionKey = exception.InvalidEncryptionKey
 

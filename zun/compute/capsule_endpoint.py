@@ -324,9 +324,9 @@ class CapsuleEndpoint:
         # A member whose template asks for no resources still runs with limits: the
         # configured defaults, as a container does (the claim counts what was asked for).
         if not values.get("cpu"):
-            values["cpu"] = float(zun_utils.conf_value(None, "default_cpu", 1.0))
+            values["cpu"] = float(CONF.default_cpu)
         if not values.get("memory"):
-            values["memory"] = str(zun_utils.conf_value(None, "default_memory", 512))
+            values["memory"] = str(CONF.default_memory)
         values["exposed_ports"] = None  # published on the sandbox, which owns the network
         values["labels"] = self._labels(capsule.uuid)
         if member.container_type == consts.TYPE_CAPSULE_INIT_CONTAINER:

@@ -20,11 +20,9 @@ from sqlalchemy.orm import Session
 
 from zun.common import exception
 from zun.common.context import RequestContext
-from zun.common.utils import conf_value
+from zun.conf import CONF
 from zun.db import models
 from zun.image import reference
-
-DEFAULT_MAX_COMMITTED = 20
 
 
 class CommitRepositoryNotAllowed(exception.NotAuthorized):
@@ -34,7 +32,7 @@ class CommitRepositoryNotAllowed(exception.NotAuthorized):
 
 
 def namespace(project_id: str | None) -> str:
-    prefix = str(conf_value("api", "commit_repository_prefix", "") or "")
+    prefix = str(CONF.api.commit_repository_prefix or "")
     return f"{prefix}{project_id or ''}"
 
 
@@ -71,7 +69,7 @@ def check_not_taken(session: Session, repository: str, tag: str, host: str | Non
 
 
 def check_bound(session: Session, project_id: str | None) -> None:
-    limit = int(conf_value("api", "max_committed_images", DEFAULT_MAX_COMMITTED))
+    limit = int(CONF.api.max_committed_images)
     if limit < 0:
         return
     pattern = namespace(project_id).replace("\\", "\\\\").replace("%", "\\%") \

@@ -27,8 +27,8 @@ from typing import Any
 
 import webob
 
-from zun.api import archive_input, validation
 from zun.api import common as api_common
+from zun.api import validation
 from zun.api.request import ApiRequest
 from zun.api.response import accepted_with_location, empty, json_reply, null_reply
 from zun.api.routing import misroute, route

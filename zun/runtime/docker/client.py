@@ -54,7 +54,7 @@ def engine_explanation(exc: docker.errors.APIError) -> str:
 
 
 def _unavailable(reason: str) -> exception.EngineUnavailable:
-    host = conf_value(None, "host", None) or socket.gethostname()
+    host = CONF.host or socket.gethostname()
     return exception.EngineUnavailable(host=host, reason=reason)
 
 
