@@ -53,7 +53,7 @@ from typing import Any
 from zun.common import consts, exception
 from zun.common.context import RequestContext
 from zun.compute.capsule_phase import PHASE_STATUS, capsule_phase, exit_code
-from zun.compute.keyed_executor import KeyedExecutor
+from zun.compute.node_plumbing import NodePlumbing
 from zun.conf import CONF
 from zun.db import engine
 from zun.db.queries import actions as action_q
@@ -68,7 +68,6 @@ from zun.network import docker_network
 from zun.runtime.contract import ContainerRuntime
 from zun.runtime.docker import spec as spec_mod
 from zun.runtime.docker.client import is_not_found
-from zun.runtime.docker.driver import DockerDriver
 from zun.runtime.docker.status import map_docker_state
 from zun.scheduler import claims
 from zun.volume import local as local_volume
@@ -115,36 +114,16 @@ class _Built:
     touched_network: bool = False
 
 
-class CapsuleEndpoint:
+class CapsuleEndpoint(NodePlumbing):
     """RPC endpoint for capsule methods on one host."""
 
     def __init__(self, host: str, driver: ContainerRuntime | None = None,
                  state_dir: str | Path | None = None, max_workers: int | None = None) -> None:
-        self.host = host
-        self._driver = driver
-        self._state_dir = Path(state_dir) if state_dir else None
-        self.workers = KeyedExecutor(max_workers or DEFAULT_MAX_WORKERS, "zun-capsule")
+        super().__init__(host, driver, state_dir, max_workers or DEFAULT_MAX_WORKERS,
+                         "zun-capsule")
         self.images = ImageService(host, lambda: self.driver.client)
 
     # --- plumbing ---------------------------------------------------------------------------
-
-    @property
-    def driver(self) -> ContainerRuntime:
-        if self._driver is None:
-            self._driver = DockerDriver()
-        return self._driver
-
-    @property
-    def state_dir(self) -> Path:
-        if self._state_dir is None:
-            path = CONF.state_path or "/var/lib/zun"
-            self._state_dir = Path(path)
-        return self._state_dir
-
-    def cleanup_host(self) -> None:
-        self.workers.shutdown(wait=True)
-        if self._driver is not None:
-            self._driver.close()
 
     def periodic_tasks(self) -> list[tuple[Callable[[RequestContext], Any], float, bool]]:
         spacing = float(CONF.sync_container_state_interval)

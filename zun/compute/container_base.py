@@ -17,7 +17,7 @@ from zun.common import consts, exception
 from zun.common.context import RequestContext
 from zun.compute import container_rows as rows
 from zun.compute.container_resources import NodeResources, Taken
-from zun.compute.keyed_executor import KeyedExecutor
+from zun.compute.node_plumbing import NodePlumbing
 from zun.conf import CONF
 from zun.db import engine
 from zun.db.queries import node as node_q
@@ -25,45 +25,22 @@ from zun.image.service import ImageService
 from zun.runtime.contract import ContainerRuntime
 from zun.runtime.docker import spec as spec_mod
 from zun.runtime.docker.client import is_not_found
-from zun.runtime.docker.driver import DockerDriver
 
 LOG = logging.getLogger(__name__)
 
 LABEL_HOST = "zun.host"
-DEFAULT_MAX_WORKERS = 32
 
 
-class ContainerNodeBase:
+class ContainerNodeBase(NodePlumbing):
     """The state the container handlers of one host share."""
 
     def __init__(self, host: str, driver: ContainerRuntime | None = None,
                  state_dir: str | Path | None = None, max_workers: int | None = None) -> None:
-        self.host = host
-        self._driver = driver
-        self._state_dir = Path(state_dir) if state_dir else None
-        self.workers = KeyedExecutor(max_workers or DEFAULT_MAX_WORKERS, "zun-compute")
+        super().__init__(host, driver, state_dir, max_workers, "zun-compute")
         self.images = ImageService(host, lambda: self.driver.client)
         self.resources = NodeResources(host, lambda: self.driver.engine, lambda: self.state_dir)
 
     # --- plumbing -------------------------------------------------------------------------
-
-    @property
-    def driver(self) -> ContainerRuntime:
-        if self._driver is None:
-            self._driver = DockerDriver()
-        return self._driver
-
-    @property
-    def state_dir(self) -> Path:
-        if self._state_dir is None:
-            path = CONF.state_path or "/var/lib/zun"
-            self._state_dir = Path(path)
-        return self._state_dir
-
-    def cleanup_host(self) -> None:
-        self.workers.shutdown(wait=True)
-        if self._driver is not None:
-            self._driver.close()
 
     def submit(self, context: RequestContext, container_uuid: str,
                fn: Callable[..., None], *args: Any) -> Any:
