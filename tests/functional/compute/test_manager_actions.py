@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import io
 import tarfile
+import time
 from typing import Any
 
 import pytest
@@ -131,7 +132,13 @@ def test_show_of_a_missing_row_is_not_found(node: Any, fresh_uuid: Any) -> None:
 def test_logs_exec_top_stats(node: Any) -> None:
     uuid_ = node.run(command=["sh", "-c", "echo out; echo err >&2; sleep 300"])
     ctx = node.context()
-    logs = node.manager.container_logs(ctx, uuid_, stdout=True, stderr=False)
+    # Running can be reported before the shell has written its first line (a busy machine).
+    deadline = time.monotonic() + 15
+    while True:
+        logs = node.manager.container_logs(ctx, uuid_, stdout=True, stderr=False)
+        if logs or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     assert logs == "out\n"
     logs = node.manager.container_logs(ctx, uuid_, stdout=True, stderr=True, tail=1)
     assert logs.count("\n") == 1
