@@ -10,11 +10,13 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 import uuid
 from pathlib import Path
@@ -22,6 +24,22 @@ from typing import Any
 
 ZUN_ALL = Path(sys.executable).parent / "zun-all"
 SETTLED_TASK = None
+
+
+def http(server: ZunAll, method: str, path: str, body: Any = None,
+         headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    """One JSON request at microversion 1.40 (headers may override); the status and body."""
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(server.url + path, data=data, method=method, headers={
+        "Content-Type": "application/json", "OpenStack-API-Version": "container 1.40",
+        **(headers or {})})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            raw = resp.read()
+            return resp.status, json.loads(raw) if raw else None
+    except urllib.error.HTTPError as err:
+        raw = err.read()
+        return err.code, json.loads(raw) if raw else None
 
 
 def free_port() -> int:

@@ -26,15 +26,13 @@ import json
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e.support import ZunAll, sweep
+from e2e.support import ZunAll, http, sweep
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docker]
 
@@ -83,21 +81,6 @@ def member(server: ZunAll, project: str, user: str | None = None) -> Any:
         "X-User-Id": user or f"user-of-{project}", "X-Project-Id": project,
         "X-Roles": "member"})
     return zun
-
-
-def http(server: ZunAll, method: str, path: str, body: Any = None,
-         headers: dict[str, str] | None = None) -> tuple[int, Any]:
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(server.url + path, data=data, method=method, headers={
-        "Content-Type": "application/json", "OpenStack-API-Version": "container 1.40",
-        **(headers or {})})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as resp:
-            raw = resp.read()
-            return resp.status, json.loads(raw) if raw else None
-    except urllib.error.HTTPError as err:
-        raw = err.read()
-        return err.code, json.loads(raw) if raw else None
 
 
 # --- quotas and quota classes --------------------------------------------------------------------

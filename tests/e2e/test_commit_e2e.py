@@ -3,37 +3,19 @@ another project uses, a repeated name is a 409, a refused commit leaves no image
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from e2e.support import ZunAll, wait_for
+from e2e.support import ZunAll, http, wait_for
 
 pytestmark = pytest.mark.e2e
 
 RUN = uuid.uuid4().hex[:8]
 PROJECT = f"commit-{RUN}"
 MEMBER = {"X-User-Id": f"user-{RUN}", "X-Project-Id": PROJECT, "X-Roles": "member"}
-
-
-def http(server: ZunAll, method: str, path: str, body: Any = None,
-         headers: dict[str, str] | None = None) -> tuple[int, Any]:
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(server.url + path, data=data, method=method, headers={
-        "Content-Type": "application/json", "OpenStack-API-Version": "container 1.40",
-        **(headers or {})})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as resp:
-            raw = resp.read()
-            return resp.status, json.loads(raw) if raw else None
-    except urllib.error.HTTPError as err:
-        raw = err.read()
-        return err.code, json.loads(raw) if raw else None
 
 
 @pytest.fixture(scope="module")

@@ -7,18 +7,15 @@ capabilities and the published address, and that a member cannot add capabilitie
 
 from __future__ import annotations
 
-import json
 import re
 import time
-import urllib.error
-import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 from e2e import cis_section5
-from e2e.support import ZunAll, wait_for
+from e2e.support import ZunAll, http, wait_for
 
 from zun.runtime.docker import spec
 
@@ -28,21 +25,6 @@ PROJECT = f"hardening-{RUN}"
 MEMBER = {"X-User-Id": f"user-{RUN}", "X-Project-Id": PROJECT, "X-Roles": "member"}
 
 pytestmark = pytest.mark.e2e
-
-
-def http(server: ZunAll, method: str, path: str, body: Any = None,
-         headers: dict[str, str] | None = None) -> tuple[int, Any]:
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(server.url + path, data=data, method=method, headers={
-        "Content-Type": "application/json", "OpenStack-API-Version": "container 1.40",
-        **(headers or {})})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as resp:
-            raw = resp.read()
-            return resp.status, json.loads(raw) if raw else None
-    except urllib.error.HTTPError as err:
-        raw = err.read()
-        return err.code, json.loads(raw) if raw else None
 
 
 def _engine_container(docker_client: Any, uuid_: str) -> Any:
