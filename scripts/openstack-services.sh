@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A local OpenStack for development and tests: Keystone, Neutron (API + RPC server, ML2/OVS with
-# vxlan), Open vSwitch in userspace with the OVS agent, Placement and Glance (file store).
+# vxlan), Open vSwitch in userspace with the OVS agent, Placement and Glance (file store), and
+# kuryr-libnetwork as the Docker network plugin `kuryr` of this machine's dockerd.
 #
 #   scripts/openstack-services.sh start    install what is missing, start what is down, then print
 #                                          the OS_* environment and the zun.conf sections
@@ -18,6 +19,10 @@
 #                 on the same machine reuses the installed venv)
 #   ZUN_OS_KEYSTONE_PORT / _NEUTRON_PORT / _PLACEMENT_PORT / _GLANCE_PORT
 #                 (defaults 35357 / 9696 / 8778 / 9292; 5000 is the test registry's)
+#   ZUN_OS_KURYR_PORT
+#                 kuryr-libnetwork's plugin API (default 23750, kuryr's own default)
+#   ZUN_OS_DOCKER_PLUGIN_DIR
+#                 where dockerd finds the plugin's spec file kuryr.spec (default /etc/docker/plugins)
 #   ZUN_OS_WAIT   seconds to wait for each service to answer (default 120)
 #
 # The MariaDB (127.0.0.1:3306, root without password) and RabbitMQ (127.0.0.1:5672) of this
@@ -34,11 +39,16 @@ LOGS="$HOME_DIR/logs"
 RUN="$HOME_DIR/run"
 SECRETS="$HOME_DIR/secrets.env"
 REQS="$ROOT/scripts/openstack/requirements.txt"
+KURYR_VENV="$HOME_DIR/kuryr-venv"
+KURYR_REQS="$ROOT/scripts/openstack/kuryr-requirements.txt"
+KURYR_BINDIR="$HOME_DIR/kuryr-bindir"
 HOST=127.0.0.1
 KEYSTONE_PORT="${ZUN_OS_KEYSTONE_PORT:-35357}"
 NEUTRON_PORT="${ZUN_OS_NEUTRON_PORT:-9696}"
 PLACEMENT_PORT="${ZUN_OS_PLACEMENT_PORT:-8778}"
 GLANCE_PORT="${ZUN_OS_GLANCE_PORT:-9292}"
+KURYR_PORT="${ZUN_OS_KURYR_PORT:-23750}"
+DOCKER_PLUGIN_DIR="${ZUN_OS_DOCKER_PLUGIN_DIR:-/etc/docker/plugins}"
 WAIT="${ZUN_OS_WAIT:-120}"
 OVS_CTL=/usr/share/openvswitch/scripts/ovs-ctl
 RABBIT_VHOST=zun-openstack
@@ -76,16 +86,17 @@ pid_alive() {
 # --- installation -----------------------------------------------------------------------------
 
 install_debian() {
-    if command -v ovs-vsctl >/dev/null && [[ -x "$OVS_CTL" ]]; then
+    # ethtool: kuryr's binding hook turns veth checksum offload off (scripts/openstack/kuryr-bindir)
+    if command -v ovs-vsctl >/dev/null && [[ -x "$OVS_CTL" ]] && command -v ethtool >/dev/null; then
         return 0
     fi
-    log "installing openvswitch-switch from Debian"
+    log "installing openvswitch-switch and ethtool from Debian"
     mkdir -p "$LOGS"
-    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q openvswitch-switch \
+    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q openvswitch-switch ethtool \
             >>"$LOGS/install.log" 2>&1; then
         run "apt-get update" "$LOGS/install.log" env DEBIAN_FRONTEND=noninteractive apt-get update -q
-        run "apt-get install openvswitch-switch" "$LOGS/install.log" \
-            env DEBIAN_FRONTEND=noninteractive apt-get install -y -q openvswitch-switch
+        run "apt-get install openvswitch-switch ethtool" "$LOGS/install.log" \
+            env DEBIAN_FRONTEND=noninteractive apt-get install -y -q openvswitch-switch ethtool
     fi
 }
 
@@ -100,6 +111,23 @@ install_venv() {
     [[ -x "$VENV/bin/python" ]] || run "create venv" "$LOGS/install.log" python3 -m venv "$VENV"
     rm -f "$stamp"
     run "pip install" "$LOGS/install.log" "$VENV/bin/python" -m pip install -q -r "$REQS"
+    echo "$want" >"$stamp"
+}
+
+# kuryr-libnetwork in a venv of its own: it needs pyroute2 0.7 where Neutron has 0.9.
+install_kuryr() {
+    local stamp="$KURYR_VENV/.zun-os-stamp" want
+    want="$(sha256sum "$KURYR_REQS" | cut -d' ' -f1)"
+    if [[ -x "$KURYR_VENV/bin/kuryr-server" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+        return 0
+    fi
+    mkdir -p "$LOGS"
+    log "installing kuryr-libnetwork into $KURYR_VENV (log: $LOGS/install.log)"
+    [[ -x "$KURYR_VENV/bin/python" ]] \
+        || run "create kuryr venv" "$LOGS/install.log" python3 -m venv "$KURYR_VENV"
+    rm -f "$stamp"
+    run "pip install kuryr" "$LOGS/install.log" \
+        "$KURYR_VENV/bin/python" -m pip install -q -r "$KURYR_REQS"
     echo "$want" >"$stamp"
 }
 
@@ -243,6 +271,8 @@ EOF
             >>"$ETC/neutron/openvswitch_agent.ini"
     done
 
+    write_kuryr_conf
+
     cat >"$ETC/placement/placement.conf" <<EOF
 [api]
 auth_strategy = keystone
@@ -275,6 +305,35 @@ config_file = $(glance_paste)
 driver = noop
 [oslo_concurrency]
 lock_path = $STATE/locks
+EOF
+}
+
+# kuryr.conf: the plugin API on loopback, Neutron through the `kuryr` service user (admin in the
+# service project: it must see and tag the networks, subnets and ports of every project), and
+# the binding hook of this repository. vif_plugging_is_fatal makes Docker's endpoint creation wait
+# until the agent has wired the port (ACTIVE), so a container starts with a working network.
+write_kuryr_conf() {
+    mkdir -p "$ETC/kuryr" "$KURYR_BINDIR"
+    install -m 0755 "$ROOT/scripts/openstack/kuryr-bindir/ovs" "$KURYR_BINDIR/ovs"
+    cat >"$ETC/kuryr/kuryr.conf" <<EOF
+[DEFAULT]
+bindir = $KURYR_BINDIR
+kuryr_uri = http://$HOST:$KURYR_PORT
+capability_scope = local
+[neutron]
+auth_url = http://$HOST:$KEYSTONE_PORT/v3
+auth_type = password
+username = kuryr
+password = $SERVICE_PASSWORD
+project_name = service
+user_domain_name = Default
+project_domain_name = Default
+region_name = RegionOne
+endpoint_type = public
+vif_plugging_is_fatal = true
+vif_plugging_timeout = 60
+[binding]
+veth_dst_prefix = eth
 EOF
 }
 
@@ -450,6 +509,23 @@ start_ovs_agent() {
         "$LOGS/ovs-agent.log"
 }
 
+# kuryr-server answers on loopback; dockerd finds it through a spec file (read when a network of
+# driver `kuryr` is first used, so no dockerd restart). It must run in its dockerd's network
+# namespace (it makes the veth pairs there): this one is for the machine's own dockerd.
+start_kuryr() {
+    if pid_alive kuryr && port_open "$KURYR_PORT"; then
+        log "kuryr-libnetwork already answers on $HOST:$KURYR_PORT"
+    else
+        port_open "$KURYR_PORT" && fail "start kuryr ($HOST:$KURYR_PORT is taken by another process)"
+        log "starting kuryr-libnetwork on $HOST:$KURYR_PORT"
+        spawn kuryr "$KURYR_VENV/bin/kuryr-server" --config-file "$ETC/kuryr/kuryr.conf"
+        wait_port kuryr "$KURYR_PORT"
+    fi
+    mkdir -p "$DOCKER_PLUGIN_DIR"
+    local spec="$DOCKER_PLUGIN_DIR/kuryr.spec" want="http://$HOST:$KURYR_PORT"
+    [[ -f "$spec" && "$(cat "$spec")" == "$want" ]] || echo "$want" >"$spec"
+}
+
 # --- output -----------------------------------------------------------------------------------
 
 admin_env() {
@@ -505,6 +581,11 @@ project_domain_name = Default
 
 $(client_section neutron_client)
 
+# Neutron networking through kuryr-libnetwork (the Docker network plugin "kuryr")
+[network]
+driver = kuryr
+driver_name = kuryr
+
 $(client_section placement_client)
 
 $(client_section glance_client)
@@ -517,6 +598,7 @@ EOF
 cmd_start() {
     install_debian
     install_venv
+    install_kuryr
     load_secrets
     write_configs
     setup_database
@@ -527,6 +609,7 @@ cmd_start() {
     start_neutron
     start_ovs
     start_ovs_agent
+    start_kuryr
     log "all services up; logs in $LOGS"
     print_env
     echo
@@ -535,6 +618,7 @@ cmd_start() {
 
 cmd_stop() {
     # The OVS agent ignores SIGTERM, so it gets KILL; its privsep helpers share its group.
+    stop_one kuryr
     stop_one ovs-agent KILL
     stop_one neutron-rpc
     stop_one neutron-api
@@ -551,7 +635,7 @@ cmd_stop() {
 cmd_status() {
     local rc=0 name port state
     for entry in keystone:$KEYSTONE_PORT placement:$PLACEMENT_PORT glance:$GLANCE_PORT \
-                 neutron-api:$NEUTRON_PORT neutron-rpc: ovs-agent:; do
+                 neutron-api:$NEUTRON_PORT neutron-rpc: ovs-agent: kuryr:$KURYR_PORT; do
         name=${entry%%:*} port=${entry#*:}
         if pid_alive "$name" && { [[ -z "$port" ]] || port_open "$port"; }; then
             state="running (pid $(cat "$RUN/$name.pid"))${port:+ on $HOST:$port}"

@@ -3,7 +3,7 @@
 Run with the services venv's python and the admin OS_* environment:
   keystone_setup.py --password PW --endpoint network=http://127.0.0.1:9696 ...
       the `service` project, the `service` role, one user per service (neutron, placement,
-      glance, zun) with admin + service roles in it, and a service with public/internal/admin
+      glance, zun, kuryr) with admin + service roles in it, and a service with public/internal/admin
       endpoints per --endpoint (TYPE=URL)
   keystone_setup.py --check-ovs-agent
       exit 0 when Neutron lists an alive Open vSwitch agent, 1 otherwise
@@ -17,7 +17,7 @@ import sys
 import openstack
 
 SERVICE_NAMES = {"network": "neutron", "placement": "placement", "image": "glance"}
-USERS = ("neutron", "placement", "glance", "zun")
+USERS = ("neutron", "placement", "glance", "zun", "kuryr")
 INTERFACES = ("public", "internal", "admin")
 
 

@@ -1,0 +1,156 @@
+"""Neutron as the tests see it: networks, ports and security groups of the local OpenStack
+(scripts/openstack-services.sh), through its REST API with keystoneauth sessions.
+
+Every name a test makes is unique per run (:func:`unique_name`), and :class:`Neutron` remembers
+what it made so that :meth:`Neutron.cleanup` removes it even when the test failed. The port
+ledger (:meth:`Neutron.port_ids`, :func:`assert_no_port_leaked`) is how fault tests prove that a
+failed create left no port behind.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+import openstack_env
+
+
+def unique_name(kind: str) -> str:
+    return f"zun-kuryr-{kind}-{uuid.uuid4().hex[:8]}"
+
+
+class Neutron:
+    """A Neutron client on one Keystone session (the admin's unless another is given)."""
+
+    def __init__(self, cloud: openstack_env.OpenStackCloud, session: Any = None) -> None:
+        self.session = session or cloud.session()
+        self.url = self.session.get_endpoint(service_type="network",
+                                             interface="public").rstrip("/") + "/v2.0"
+        self._made: list[tuple[str, str]] = []
+
+    # --- plumbing --------------------------------------------------------------------------
+
+    def _get(self, path: str, **params: Any) -> Any:
+        return self.session.get(f"{self.url}/{path}", params=params or None).json()
+
+    def _post(self, path: str, body: dict[str, Any]) -> Any:
+        return self.session.post(f"{self.url}/{path}", json=body).json()
+
+    def delete(self, kind: str, ident: str) -> bool:
+        """Delete one resource; False when it was gone already."""
+        resp = self.session.delete(f"{self.url}/{kind}/{ident}", raise_exc=False)
+        if resp.status_code not in (204, 404):
+            resp.raise_for_status()
+        return resp.status_code == 204
+
+    # --- networks ---------------------------------------------------------------------------
+
+    def create_network(self, cidr: str, name: str | None = None, project_id: str | None = None,
+                       shared: bool = False, gateway: str | None = None) -> dict[str, Any]:
+        """A network with one IPv4 subnet: ``{"network": ..., "subnet": ...}``."""
+        body: dict[str, Any] = {"name": name or unique_name("net"), "shared": shared}
+        if project_id:
+            body["project_id"] = project_id
+        net = self._post("networks", {"network": body})["network"]
+        self._made.append(("networks", net["id"]))
+        sub_body: dict[str, Any] = {"network_id": net["id"], "ip_version": 4, "cidr": cidr,
+                                    "name": f"{net['name']}-v4"}
+        if project_id:
+            sub_body["project_id"] = project_id
+        if gateway:
+            sub_body["gateway_ip"] = gateway
+        subnet = self._post("subnets", {"subnet": sub_body})["subnet"]
+        return {"network": net, "subnet": subnet}
+
+    def add_subnet(self, network_id: str, cidr: str, version: int = 6,
+                   project_id: str | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"network_id": network_id, "ip_version": version, "cidr": cidr}
+        if project_id:
+            body["project_id"] = project_id
+        return self._post("subnets", {"subnet": body})["subnet"]
+
+    def network(self, ident: str) -> dict[str, Any] | None:
+        resp = self.session.get(f"{self.url}/networks/{ident}", raise_exc=False)
+        return resp.json()["network"] if resp.status_code == 200 else None
+
+    # --- ports ------------------------------------------------------------------------------
+
+    def create_port(self, network_id: str, project_id: str | None = None,
+                    **attrs: Any) -> dict[str, Any]:
+        body: dict[str, Any] = {"network_id": network_id, "name": unique_name("port"), **attrs}
+        if project_id:
+            body["project_id"] = project_id
+        port = self._post("ports", {"port": body})["port"]
+        self._made.append(("ports", port["id"]))
+        return port
+
+    def port(self, ident: str) -> dict[str, Any] | None:
+        resp = self.session.get(f"{self.url}/ports/{ident}", raise_exc=False)
+        return resp.json()["port"] if resp.status_code == 200 else None
+
+    def ports(self, **filters: Any) -> list[dict[str, Any]]:
+        return list(self._get("ports", **filters)["ports"])
+
+    def port_ids(self, network_ids: Iterable[str]) -> set[str]:
+        """Ids of every port on these networks (the ledger fault tests compare)."""
+        ids: set[str] = set()
+        for net in network_ids:
+            ids |= {p["id"] for p in self.ports(network_id=net)}
+        return ids
+
+    def wait_port(self, ident: str, status: str = "ACTIVE", timeout: float = 60) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        port = self.port(ident)
+        while (port is None or port["status"] != status) and time.monotonic() < deadline:
+            time.sleep(0.5)
+            port = self.port(ident)
+        assert port is not None and port["status"] == status, (ident, status, port)
+        return port
+
+    # --- security groups --------------------------------------------------------------------
+
+    def create_security_group(self, name: str | None = None, project_id: str | None = None,
+                              rules: Iterable[dict[str, Any]] = ()) -> dict[str, Any]:
+        body: dict[str, Any] = {"name": name or unique_name("sg")}
+        if project_id:
+            body["project_id"] = project_id
+        group = self._post("security-groups", {"security_group": body})["security_group"]
+        self._made.append(("security-groups", group["id"]))
+        for rule in rules:
+            self._post("security-group-rules", {"security_group_rule": {
+                "security_group_id": group["id"], "direction": "ingress", **rule}})
+        return group
+
+    def security_groups(self, **filters: Any) -> list[dict[str, Any]]:
+        return list(self._get("security-groups", **filters)["security_groups"])
+
+    # --- cleanup ----------------------------------------------------------------------------
+
+    def cleanup(self, network_ids: Iterable[str] = ()) -> None:
+        """Remove what this client made, plus every port left on ``network_ids`` (a test that
+        failed half-way may leave Zun's ports there), networks last."""
+        for net in network_ids:
+            for port in self.ports(network_id=net):
+                self.delete("ports", port["id"])
+        for kind, ident in sorted(self._made, key=lambda m: m[0] == "networks"):
+            if kind == "networks":
+                for port in self.ports(network_id=ident):
+                    self.delete("ports", port["id"])
+            self.delete(kind, ident)
+        self._made.clear()
+
+
+def assert_no_port_leaked(neutron: Neutron, network_ids: Iterable[str], before: set[str],
+                          settle: float = 10) -> None:
+    """The ports on ``network_ids`` are back to ``before`` (within ``settle`` seconds: a port
+    is deleted right after the engine lets the container go)."""
+    nets = list(network_ids)
+    deadline = time.monotonic() + settle
+    now = neutron.port_ids(nets)
+    while now - before and time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = neutron.port_ids(nets)
+    leaked = [neutron.port(p) for p in now - before]
+    assert not leaked, f"ports leaked: {leaked}"
