@@ -4,7 +4,10 @@
   ``always``: the user asked for a pull), with the credentials :mod:`zun.image.service`
   chooses for the caller's project and the image's domain; then records the engine's image
   id and size. A failed pull removes the row again (so the same repo and tag can be
-  pulled again; the API answered 202 long before) and logs why.
+  pulled again; the API answered 202 long before) and logs why. With ``image_driver``
+  glance (the API found the image with the user's token) the node finds it again with zun's
+  service credentials as the row's project may see it, downloads it and ``docker load``s it;
+  the row then takes the ``repo:tag`` the archive carried, as the original.
 * ``image_delete`` (cast) removes the image from the engine, then the row; an engine that
   refuses (the image is in use) keeps both, and logs why.
 * ``image_search`` (call) lists the matching repositories of a v2 registry: the one named in
@@ -17,6 +20,8 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+
+from oslo_db import exception as db_exc
 
 from zun.common import consts, exception
 from zun.common.context import RequestContext
@@ -45,24 +50,42 @@ class ImageEndpoint:
             self._driver = DockerDriver()
         return self._driver.client
 
-    def image_pull(self, context: RequestContext, image_uuid: str) -> None:
+    def image_pull(self, context: RequestContext, image_uuid: str,
+                   image_driver: str | None = None) -> None:
         with engine.transaction(readonly=True) as session:
             row = image_q.get_by_uuid(session, image_uuid)
         if row is None or not row.repo:
             LOG.warning("Image %s to pull is gone", image_uuid)
             return
+        glance = (image_driver or consts.IMAGE_DRIVER_DOCKER) == consts.IMAGE_DRIVER_GLANCE
         try:
-            info = self.images.pull_row(context.project_id, row.repo, row.tag)
+            if glance:
+                info = self.images.pull_glance_row(row.project_id, row.repo)
+            else:
+                info = self.images.pull_row(context.project_id, row.repo, row.tag)
         except Exception as exc:
             LOG.error("Pulling image %s (%s:%s) failed: %s; removing its record",
                       image_uuid, row.repo, row.tag, exc)
             with engine.transaction() as session:
                 image_q.delete(session, image_uuid)
             return
-        with engine.transaction() as session:
-            image_q.update(session, image_uuid, {
-                "image_id": info["image_id"],
-                "size": None if info.get("size") is None else str(info["size"])})
+        values = {"image_id": info["image_id"],
+                  "size": None if info.get("size") is None else str(info["size"])}
+        if glance and info.get("repo"):
+            # As the original: the row takes the repository and tag the archive carried.
+            renamed = {**values, "repo": info["repo"], "tag": info.get("tag") or ""}
+            try:
+                with engine.transaction() as session:
+                    image_q.update(session, image_uuid, renamed)
+                values = {}
+            except db_exc.DBDuplicateEntry:
+                # Another row of this host already holds that repo:tag (pulled before): this
+                # one keeps the Glance name it was asked by, with the engine's id and size.
+                LOG.info("Image %s: %s:%s already has a row on %s; keeping the Glance name %s",
+                         image_uuid, info["repo"], info.get("tag"), self.host, row.repo)
+        if values:
+            with engine.transaction() as session:
+                image_q.update(session, image_uuid, values)
         LOG.info("Image %s pulled as %s", image_uuid, info["image_id"])
 
     def image_delete(self, context: RequestContext, image_uuid: str) -> None:
@@ -71,6 +94,9 @@ class ImageEndpoint:
         if row is None:
             return
         ref = docker_driver.image_ref(row.repo or "", row.tag)
+        if not row.tag and row.image_id:
+            # A Glance image kept under its Glance name: the engine knows it by id only.
+            ref = row.image_id
         try:
             docker_driver.delete_image(self.client, ref)
         except exception.ZunException as exc:

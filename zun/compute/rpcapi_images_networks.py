@@ -52,8 +52,12 @@ class ImageNetworkRPCAPI:
 
     # --- images ---------------------------------------------------------------------------
 
-    def image_pull(self, ctx: RequestContext, host: str, image_uuid: str) -> None:
-        self._client.cast(ctx, host, "image_pull", image_uuid=image_uuid)
+    def image_pull(self, ctx: RequestContext, host: str, image_uuid: str,
+                   image_driver: str | None = None) -> None:
+        kwargs: dict[str, Any] = {"image_uuid": image_uuid}
+        if image_driver:
+            kwargs["image_driver"] = image_driver
+        self._client.cast(ctx, host, "image_pull", **kwargs)
 
     def image_delete(self, ctx: RequestContext, host: str, image_uuid: str) -> None:
         self._client.cast(ctx, host, "image_delete", image_uuid=image_uuid)

@@ -2,7 +2,9 @@
 
 Every call goes through a keystoneauth session: the user's own (their token, so Glance applies
 its visibility rules: another project's private image is simply not there) or the service's
-(``[keystone_auth]``). The endpoint comes from the catalog, filtered by ``[glance_client]``.
+(``[keystone_auth]``). The endpoint comes from the catalog, filtered by ``[glance_client]``
+(``region_name``, ``endpoint_type``); the requests to Glance use that group's TLS options
+(``ca_file``, ``cert_file``, ``key_file``, ``insecure``), Keystone keeps ``[keystone_auth]``'s.
 
 Failures are Zun exceptions with a clear code: Glance unreachable or answering 5xx is
 ``GlanceUnavailable`` (503); an image that is not a Docker image ``ImageFormatNotSupported``
@@ -144,6 +146,10 @@ class GlanceClient:
             options: dict[str, Any] = {"service_type": "image"}
             if self._conf is not None:
                 group = self._conf.glance_client
+                if str(group.api_version or "2").split(".")[0] != "2":
+                    raise exception.GlanceUnavailable(
+                        reason=f"[glance_client]/api_version {group.api_version} is not "
+                               "supported: Zun speaks the Glance image API v2")
                 options["interface"] = _INTERFACES.get(group.endpoint_type,
                                                        group.endpoint_type)
                 options["region_name"] = group.region_name
@@ -160,8 +166,28 @@ class GlanceClient:
             self._endpoint = url.rstrip("/")
         return self._endpoint
 
+    def _tls(self) -> dict[str, Any]:
+        """``verify``/``cert`` of [glance_client] for the requests to Glance.
+
+        The session's own TLS settings ([keystone_auth]) are Keystone's; keystoneauth lets a
+        request override them, so Glance gets its own CA, client certificate and ``insecure``
+        as in the original's glanceclient."""
+        if self._conf is None:
+            return {}
+        group = self._conf.glance_client
+        tls: dict[str, Any] = {}
+        if group.insecure:
+            tls["verify"] = False
+        elif group.ca_file:
+            tls["verify"] = group.ca_file
+        if group.cert_file:
+            tls["cert"] = (group.cert_file, group.key_file) if group.key_file else group.cert_file
+        return tls
+
     def _request(self, method: str, path: str, **kwargs: Any) -> Any:
         kwargs.setdefault("raise_exc", False)
+        for name, value in self._tls().items():
+            kwargs.setdefault(name, value)
         try:
             resp = self._session.request(self.endpoint() + path, method, **kwargs)
         except ks_exc.ConnectionError as exc:
@@ -300,4 +326,8 @@ def _expected(image: GlanceImage) -> str | None:
 
 
 def _unavailable(exc: Exception) -> exception.GlanceUnavailable:
+    if isinstance(exc, ks_exc.SSLError):
+        return exception.GlanceUnavailable(
+            reason="the TLS handshake with Glance failed (see [glance_client]/ca_file, "
+                   f"cert_file, key_file, insecure): {exc}")
     return exception.GlanceUnavailable(reason=f"Glance cannot be reached: {exc}")

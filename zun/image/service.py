@@ -44,6 +44,17 @@ def domain_of(image: str) -> str:
         return ""
 
 
+def split_loaded_ref(ref: str) -> tuple[str | None, str | None]:
+    """``(repo, tag)`` of what ``docker load`` reported; ``(None, None)`` for a bare image id
+    (an archive saved from an id carries no name)."""
+    if ref.startswith("sha256:") or "@" in ref:
+        return None, None
+    repo, sep, tag = ref.rpartition(":")
+    if not sep or "/" in tag:  # no tag, or the colon was a registry port
+        return ref, None
+    return repo, tag
+
+
 def _summary(info: dict[str, Any], repo: str, tag: str | None, pulled: bool) -> dict[str, Any]:
     return {"image_id": info["Id"], "repo": repo, "tag": tag, "size": info.get("Size"),
             "pulled": pulled}
@@ -129,6 +140,8 @@ class ImageService:
         """Make ``image`` present for a container or capsule as ``policy`` says, record its
         row, and return the engine reference to create from."""
         driver_name = driver_name or CONF.default_image_driver
+        if driver_name == consts.IMAGE_DRIVER_GLANCE:
+            return self._pull_from_glance(image, policy, project_id, on_pull)
         if driver_name != consts.IMAGE_DRIVER_DOCKER:
             raise exception.OperationNotSupported(
                 message=f"Image driver {driver_name} is not available on host {self.host}; "
@@ -151,6 +164,25 @@ class ImageService:
                                           directory, effective_policy(policy),
                                           for_project=project_id)
         return pulled["ref"]
+
+    def pull_glance_row(self, project_id: str | None, ident: str) -> dict[str, Any]:
+        """An explicit pull (the image endpoint) from Glance: always downloaded, as
+        ``project_id`` may see the image, and ``docker load``-ed.
+
+        Returns ``{"image_id", "size", "repo", "tag"}``: the engine's id and size, and the
+        ``repo:tag`` the archive carried (the original records these), or ``repo`` and ``tag``
+        None when the archive had no tag (only an image id)."""
+        directory = CONF.glance.images_directory or str(Path(CONF.state_path) / "images")
+        client = self._client()
+        pulled = glance_driver.pull_image(client, glance_client.for_service(), ident, directory,
+                                          consts.IMAGE_PULL_POLICY_ALWAYS,
+                                          for_project=project_id)
+        info = docker_driver.inspect_image(client, pulled["ref"])
+        if info is None:
+            raise exception.ImageNotFound(
+                message=f"Image {pulled['ref']} loaded from Glance is absent from the engine.")
+        repo, tag = split_loaded_ref(pulled["ref"])
+        return {"image_id": info["Id"], "size": info.get("Size"), "repo": repo, "tag": tag}
 
     def pull_row(self, project_id: str | None, repo: str, tag: str | None) -> dict[str, Any]:
         """An explicit pull (the image endpoint): always from the registry."""

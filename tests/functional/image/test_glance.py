@@ -1,6 +1,6 @@
 """The Glance image driver against the real Glance and Keystone of scripts/openstack-services.sh
 and the real Docker engine. Images are made by the tests from the local busybox (docker save).
-Run with ``scripts/run-tests.sh -m openstack``."""
+Run with ``scripts/run-tests.sh -m glance``."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from zun.common import exception
 from zun.image import glance_client, glance_driver
 from zun.image.glance_client import GlanceClient
 
-pytestmark = pytest.mark.openstack
+pytestmark = pytest.mark.glance
 
 
 def test_find_by_name_and_by_id_with_the_users_token(

@@ -1,5 +1,5 @@
 """The API with ``image_driver = glance``: image search and the container create's lookup, with
-the user's token against the real Glance and Keystone (``-m openstack``).
+the user's token against the real Glance and Keystone (``-m glance``).
 
 The API app runs with noauth here and gets the user's real Keystone token in X-Auth-Token, as
 keystonemiddleware hands it on in the keystone mode."""
@@ -8,26 +8,15 @@ from __future__ import annotations
 
 import socket
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import openstack_env
 import pytest
-from keystoneauth1 import loading as ks_loading
 from unit.api.apptesting import ApiClient
 
 from zun.conf import CONF
 
-pytestmark = pytest.mark.openstack
-
-
-@pytest.fixture
-def glance_conf(openstack_cloud: openstack_env.OpenStackCloud) -> Iterator[None]:
-    CONF.register_opts(ks_loading.get_auth_plugin_conf_options("password"),
-                       group="keystone_auth")
-    CONF.set_override("auth_url", openstack_cloud.auth_url, group="keystone_auth")
-    yield
-    CONF.clear_override("auth_url", group="keystone_auth")
+pytestmark = pytest.mark.glance
 
 
 def _as(api: ApiClient, cloud: openstack_env.OpenStackCloud,
@@ -102,20 +91,6 @@ def test_glance_unreachable_is_503(api: ApiClient, glance_conf: None, accounts: 
     r = member.get("/v1/images/busybox/search?image_driver=glance", headers=headers)
     assert r.status == 503 and r.error["code"] == "container.glance-unavailable", r
     assert "Glance" in r.error["detail"]
-
-
-@pytest.fixture
-def service_credentials(glance_conf: None,
-                        openstack_cloud: openstack_env.OpenStackCloud) -> Iterator[None]:
-    """[keystone_auth] as zun-compute has it: the `zun` service user."""
-    values = {"username": "zun", "password": openstack_cloud.env["ZUN_OS_SERVICE_PASSWORD"],
-              "project_name": "service", "user_domain_name": "Default",
-              "project_domain_name": "Default"}
-    for name, value in values.items():
-        CONF.set_override(name, value, group="keystone_auth")
-    yield
-    for name in values:
-        CONF.clear_override(name, group="keystone_auth")
 
 
 def test_container_runs_from_a_glance_image(

@@ -8,12 +8,17 @@ Deliberate differences from Zun (rest-api.md §19 #7, #8):
 * an ident that is not a UUID gives the same 400 ``image-not-found`` as an unknown UUID (Zun
   crashed with a 500);
 * an invalid image reference in a pull is a 400 with the same code string (Zun: 500);
-* a search with ``image_driver=glance`` runs in the API with the user's token, not on a node.
+* a search with ``image_driver=glance`` runs in the API with the user's token, not on a node;
+* a pull from Glance (``[DEFAULT]/default_image_driver = glance``, or ``repo`` a Glance image
+  id, as in Zun) is looked up in the API with the user's token first: a missing, foreign,
+  ambiguous or non-Docker image is a 400/409 and Glance down a 503, before any row is made
+  (Zun answered 202 and only logged the failure on the node).
 """
 
 from __future__ import annotations
 
 import webob
+from oslo_utils import uuidutils
 
 from zun.api import common, validation
 from zun.api.request import ApiRequest
@@ -64,21 +69,39 @@ def pull_image(req: ApiRequest) -> webob.Response:
     ctx = req.context
     policy.authorize(ctx, "image:pull")
     host = _host(params["host"])
-    try:
-        repo, tag = image_policy.parse_image_name(params["repo"], "docker")
-    except exception.InvalidReference as exc:
-        raise type(exc)(message=str(exc), code=400) from None
+    driver = _pull_driver(params["repo"])
+    if driver == consts.IMAGE_DRIVER_GLANCE:
+        # Found now with the user's token (tokens never reach the nodes): a missing, foreign,
+        # ambiguous or non-Docker image, or Glance down, is refused before a row is made.
+        # The node finds it again by this name or id, as the caller's project may see it.
+        glance_client.for_request(ctx).find(params["repo"])
+        repo, tag = params["repo"], ""
+    else:
+        try:
+            repo, tag = image_policy.parse_image_name(params["repo"], "docker")
+        except exception.InvalidReference as exc:
+            raise type(exc)(message=str(exc), code=400) from None
     with engine.transaction() as session:
         row = queries.create(session, {"repo": repo, "tag": tag, "host": host,
                                        "project_id": ctx.project_id, "user_id": ctx.user_id})
     try:
-        image_network_rpc.get_rpcapi().image_pull(ctx, host, row.uuid or "")
+        image_network_rpc.get_rpcapi().image_pull(
+            ctx, host, row.uuid or "",
+            image_driver=driver if driver == consts.IMAGE_DRIVER_GLANCE else None)
     except Exception:
         with engine.transaction() as session:
             queries.delete(session, row.uuid or "")
         raise
     return accepted_with_location(image_view(row, req.host_url),
                                   common.location(req.host_url, COLLECTION, row.uuid or ""))
+
+
+def _pull_driver(repo: str) -> str:
+    """Where a pull comes from, as the original decided it: Glance when it is the default
+    image driver, or when the image is named by a UUID (a Glance image id)."""
+    if CONF.default_image_driver == consts.IMAGE_DRIVER_GLANCE or uuidutils.is_uuid_like(repo):
+        return consts.IMAGE_DRIVER_GLANCE
+    return consts.IMAGE_DRIVER_DOCKER
 
 
 def _search_without_image(req: ApiRequest) -> webob.Response:
