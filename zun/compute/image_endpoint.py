@@ -9,7 +9,9 @@
   service credentials as the row's project may see it, downloads it and ``docker load``s it;
   the row then takes the ``repo:tag`` the archive carried, as the original.
 * ``image_delete`` (cast) removes the image from the engine, then the row; an engine that
-  refuses (the image is in use) keeps both, and logs why.
+  refuses (the image is in use) keeps both, and logs why. A Glance row without a tag (its
+  archive's name belongs to another row, or it had none) owns only an engine id: that is
+  removed when nothing else uses it, and the row goes in any case.
 * ``image_search`` (call) lists the matching repositories of a v2 registry: the one named in
   the term (``127.0.0.1:5000/busybox``), else ``[docker]/default_registry``.
 
@@ -93,15 +95,22 @@ class ImageEndpoint:
             row = image_q.get_by_uuid(session, image_uuid)
         if row is None:
             return
-        ref = docker_driver.image_ref(row.repo or "", row.tag)
         if not row.tag and row.image_id:
-            # A Glance image kept under its Glance name: the engine knows it by id only.
-            ref = row.image_id
-        try:
-            docker_driver.delete_image(self.client, ref)
-        except exception.ZunException as exc:
-            LOG.error("Deleting image %s (%s) failed: %s", image_uuid, ref, exc)
-            return
+            # A Glance pull kept under its Glance name: the row owns no engine name, only an
+            # id, which other names or rows may share. Removed if nothing else uses it; the
+            # row goes either way (it could never be deleted otherwise).
+            try:
+                docker_driver.delete_image(self.client, row.image_id)
+            except exception.ZunException as exc:
+                LOG.info("Image %s: the engine keeps %s (%s); removing the record only",
+                         image_uuid, row.image_id, exc)
+        else:
+            ref = docker_driver.image_ref(row.repo or "", row.tag)
+            try:
+                docker_driver.delete_image(self.client, ref)
+            except exception.ZunException as exc:
+                LOG.error("Deleting image %s (%s) failed: %s", image_uuid, ref, exc)
+                return
         with engine.transaction() as session:
             image_q.delete(session, image_uuid)
 

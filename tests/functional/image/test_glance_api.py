@@ -10,11 +10,15 @@ import socket
 import uuid
 from typing import Any
 
+import docker.errors
 import openstack_env
 import pytest
+import sqlalchemy as sa
 from unit.api.apptesting import ApiClient
 
+from zun.compute import quota
 from zun.conf import CONF
+from zun.db import engine, models
 
 pytestmark = pytest.mark.glance
 
@@ -76,9 +80,33 @@ def _closed_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_glance_unreachable_is_503(api: ApiClient, glance_conf: None, accounts: Any,
+def _nothing_left(project_id: str) -> None:
+    """No container, image row or quota use of the project (claims come after the rows)."""
+    with engine.transaction(readonly=True) as session:
+        for model in (models.Container, models.Image):
+            rows = session.scalars(sa.select(model).where(model.project_id == project_id))
+            assert rows.all() == []
+        usages = quota.get_project_usages(session, project_id)
+    assert all(u["in_use"] in (0, quota.UNLIMITED) for u in usages.values()), usages
+
+
+def test_glance_unreachable_is_503(api: ApiClient, glance_conf: None, agent: Any,
+                                   accounts: Any, images: Any, catalog_region: Any,
+                                   glance_options: Any,
                                    openstack_cloud: openstack_env.OpenStackCloud) -> None:
     member, headers = _as(api, openstack_cloud, accounts.a)
+    admin = api.as_member(accounts.a.project_id, user=accounts.a.user_id, roles="admin")
+    # The catalog's image endpoint (a region of the test's own) is a closed port: create,
+    # image pull and search are 503 in Zun's format, and nothing is left behind.
+    glance_options(region_name=catalog_region(f"http://127.0.0.1:{_closed_port()}"),
+                   endpoint_type="internalURL")
+    for r in (_create(member, headers, images.docker["name"]),
+              admin.post("/v1/images", headers=headers,
+                         json={"repo": images.docker["id"], "host": agent.host}),
+              member.get("/v1/images/zun-test-/search?image_driver=glance", headers=headers)):
+        assert r.status == 503 and r.error["code"] == "container.glance-unavailable", r
+        assert "Glance cannot be reached" in r.error["detail"], r
+    _nothing_left(accounts.a.project_id)
     # A region with no image endpoint in the catalog, then Keystone itself unreachable.
     CONF.set_override("region_name", "NoSuchRegion", group="glance_client")
     try:
@@ -125,3 +153,111 @@ def test_container_runs_from_a_glance_image(
         for uuid_ in created:
             member.delete(f"/v1/containers/{uuid_}?force=true&stop=true")
         CONF.clear_override("images_directory", group="glance")
+
+
+def _pulled(member: ApiClient, image_uuid: str) -> dict[str, Any]:
+    from functional.api.resources_support import wait_for
+
+    def done() -> Any:
+        shown = member.get(f"/v1/images/{image_uuid}")
+        assert shown.status == 200, f"the pull failed: the row is gone ({shown})"
+        return shown.json["image_id"] and shown.json
+
+    return wait_for(done, timeout=120, what="the pull from Glance")
+
+
+def test_image_pull_from_glance(
+    api: ApiClient, service_credentials: None, agent: Any, accounts: Any, images: Any,
+    saved_busybox: tuple[str, bytes], docker_client: Any, tmp_path: Any,
+    glance_options: Any, openstack_cloud: openstack_env.OpenStackCloud,
+) -> None:
+    """POST /v1/images from Glance: by image id (a UUID goes to Glance, as in Zun) and, with
+    [DEFAULT]/default_image_driver = glance, by name. The node downloads the archive with the
+    service credentials and loads it; the row takes the archive's repo:tag, the engine's id
+    and size (as Zun records them)."""
+    from functional.api.resources_support import wait_for
+
+    ref, _ = saved_busybox
+    repo, tag = ref.split(":")
+    glance_options(images_directory=str(tmp_path / "glance-images"))
+    _, headers = _as(api, openstack_cloud, accounts.a)
+    admin = api.as_member(accounts.a.project_id, user=accounts.a.user_id, roles="admin")
+    r = admin.post("/v1/images", headers=headers,
+                   json={"repo": images.docker["id"], "host": agent.host})
+    assert r.status == 202, r
+    assert (r.json["repo"], r.json["tag"], r.json["host"]) == (
+        images.docker["id"], "", agent.host)
+    first = _pulled(admin, r.json["uuid"])
+    engine_image = docker_client.images.get(ref)
+    assert (first["repo"], first["tag"]) == (repo, tag)
+    assert first["image_id"] == engine_image.id
+    assert first["size"] == str(engine_image.attrs["Size"])
+    assert (tmp_path / "glance-images" / f"{images.docker['id']}.tar").is_file()
+
+    # By name with the glance default driver. That repo:tag already has a row on this host,
+    # so this one keeps the Glance name, with the engine's id and size.
+    CONF.set_override("default_image_driver", "glance")
+    try:
+        r = admin.post("/v1/images", headers=headers,
+                       json={"repo": images.docker["name"], "host": agent.host})
+    finally:
+        CONF.clear_override("default_image_driver")
+    assert r.status == 202, r
+    second = _pulled(admin, r.json["uuid"])
+    assert (second["repo"], second["tag"], second["image_id"]) == (
+        images.docker["name"], "", engine_image.id)
+
+    # Both rows can be deleted: the tagless one leaves the engine image (others use it), the
+    # other removes its tag from the engine.
+    for row in (second, first):
+        assert admin.delete(f"/v1/images/{row['uuid']}").status == 200
+        wait_for(lambda u=row["uuid"]: admin.get(f"/v1/images/{u}").status == 400,
+                 what="the image row to go")
+    with pytest.raises(docker.errors.ImageNotFound):
+        docker_client.images.get(ref)
+    assert docker_client.images.get(engine_image.id)  # still there as busybox
+
+
+def test_image_pull_refuses_bad_glance_images_before_a_row(
+    api: ApiClient, glance_conf: None, agent: Any, accounts: Any, images: Any,
+    openstack_cloud: openstack_env.OpenStackCloud,
+) -> None:
+    _, headers = _as(api, openstack_cloud, accounts.a)
+    admin = api.as_member(accounts.a.project_id, user=accounts.a.user_id, roles="admin")
+    cases = [
+        (images.other_project["id"], 400, "container.image-not-found"),
+        (images.bare["id"], 400, "container.image-format-not-supported"),
+        (str(uuid.uuid4()), 400, "container.image-not-found"),
+    ]
+    for repo, status, code in cases:
+        r = admin.post("/v1/images", headers=headers, json={"repo": repo, "host": agent.host})
+        assert (r.status, r.error["code"]) == (status, code), (repo, r)
+    CONF.set_override("default_image_driver", "glance")
+    try:
+        r = admin.post("/v1/images", headers=headers,
+                       json={"repo": images.other_project["name"], "host": agent.host})
+        assert (r.status, r.error["code"]) == (400, "container.image-not-found"), r
+        # No token: a clear 400, as for a create.
+        r = admin.post("/v1/images", json={"repo": images.docker["name"], "host": agent.host})
+        assert r.status == 400 and "Keystone token" in r.error["detail"], r
+    finally:
+        CONF.clear_override("default_image_driver")
+    _nothing_left(accounts.a.project_id)
+
+
+def test_image_pull_failing_on_the_node_removes_its_row(
+    api: ApiClient, glance_conf: None, agent: Any, accounts: Any, images: Any,
+    openstack_cloud: openstack_env.OpenStackCloud,
+) -> None:
+    """The API finds the image with the user's token, but the node has no usable service
+    credentials ([keystone_auth] has only auth_url here): the row made at 202 is removed."""
+    from functional.api.resources_support import wait_for
+
+    _, headers = _as(api, openstack_cloud, accounts.a)
+    admin = api.as_member(accounts.a.project_id, user=accounts.a.user_id, roles="admin")
+    r = admin.post("/v1/images", headers=headers,
+                   json={"repo": images.docker["id"], "host": agent.host})
+    assert r.status == 202, r
+    wait_for(lambda: admin.get(f"/v1/images/{r.json['uuid']}").status == 400,
+             what="the failed pull's row to go")
+    _nothing_left(accounts.a.project_id)
