@@ -149,6 +149,14 @@ def test_container_runs_from_a_glance_image(
             assert shown["image"] == ident and shown["image_driver"] == "glance"
         # The engine runs the image that the archive from Glance carried.
         assert docker_client.images.get(saved_busybox[0])
+        # A rebuild to a Glance image the project may not use is refused at once, like a
+        # create, and the container keeps running.
+        for image, code in ((images.other_project["id"], "container.image-not-found"),
+                            (images.bare["name"], "container.image-format-not-supported")):
+            r = member.at("1.40").post(f"/v1/containers/{created[0]}/rebuild",
+                                       headers=headers, json={"image": image})
+            assert (r.status, r.error["code"]) == (400, code), r
+        assert member.get(f"/v1/containers/{created[0]}").json["status"] == "Running"
     finally:
         for uuid_ in created:
             member.delete(f"/v1/containers/{uuid_}?force=true&stop=true")
@@ -261,3 +269,34 @@ def test_image_pull_failing_on_the_node_removes_its_row(
     wait_for(lambda: admin.get(f"/v1/images/{r.json['uuid']}").status == 400,
              what="the failed pull's row to go")
     _nothing_left(accounts.a.project_id)
+
+
+def _node_usage(host: str) -> tuple[float, int]:
+    with engine.transaction(readonly=True) as session:
+        row = session.execute(sa.select(models.ComputeNode.cpu_used, models.ComputeNode.mem_used)
+                              .where(models.ComputeNode.hostname == host)).one()
+    return float(row[0]), int(row[1])
+
+
+def test_container_failing_on_the_node_releases_its_claim(
+    api: ApiClient, service_credentials: None, agent: Any, accounts: Any, images: Any,
+    glance_options: Any, tmp_path: Any, openstack_cloud: openstack_env.OpenStackCloud,
+) -> None:
+    """Found by the API (container_format docker), but its data is no `docker save` archive:
+    the node fails the create with that reason, and the host's claim is given back."""
+    from functional.api.resources_support import wait_for
+
+    glance_options(images_directory=str(tmp_path / "glance-images"))
+    member, headers = _as(api, openstack_cloud, accounts.a)
+    before = _node_usage(agent.host)
+    r = member.at("1.40").post("/v1/containers", headers=headers, json={
+        "image": images.not_an_archive["id"], "image_driver": "glance", "run": True,
+        "memory": 64, "name": f"zun-test-{uuid.uuid4().hex[:8]}"})
+    assert r.status == 202, r
+    try:
+        shown = wait_for(lambda: (c := member.get(f"/v1/containers/{r.json['uuid']}").json)
+                         ["status"] == "Error" and c, timeout=120, what="the create to fail")
+        assert "not a Docker image archive" in shown["status_reason"], shown
+        assert _node_usage(agent.host) == before
+    finally:
+        member.delete(f"/v1/containers/{r.json['uuid']}?force=true")

@@ -449,6 +449,9 @@ def rebuild_container(req: ApiRequest, container_ident: str) -> webob.Response:
     if image_driver is not None and image_driver not in drivers:
         raise exception.ValidationError(
             detail=f"Invalid image_driver {image_driver!r}: it must be one of {drivers}.")
+    if (image_driver or container.image_driver) == consts.IMAGE_DRIVER_GLANCE:
+        # As for a create: found with the user's token now, refused before the state changes.
+        glance_client.for_request(req.context).find(image or container.image)
     _api().rebuild(req.context, container, image=image, image_driver=image_driver)
     return null_reply(202)
 
