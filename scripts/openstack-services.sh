@@ -9,6 +9,8 @@
 #   scripts/openstack-services.sh status   one line per service; exit 0 only if all are up
 #   scripts/openstack-services.sh env      print the admin OS_* environment (shell syntax)
 #   scripts/openstack-services.sh zun-conf print the zun.conf sections for these services
+#   scripts/openstack-services.sh databases
+#                                          only the MariaDB part of `start`: databases and user
 #
 # Everything listens on 127.0.0.1 only. No systemd: each service is a process group of its own
 # with a pid file. Idempotent: a second `start` finds everything up and only prints.
@@ -24,10 +26,16 @@
 #   ZUN_OS_DOCKER_PLUGIN_DIR
 #                 where dockerd finds the plugin's spec file kuryr.spec (default /etc/docker/plugins)
 #   ZUN_OS_WAIT   seconds to wait for each service to answer (default 120)
+#   ZUN_OS_DB_PORT / ZUN_OS_DB_SOCKET
+#                 MariaDB's TCP port on 127.0.0.1 (default 3306) and its local socket (default:
+#                 the mariadb client's, /run/mysqld/mysqld.sock on Debian)
+#   ZUN_TEST_MARIADB_URL
+#                 an administrator account (mysql+pymysql://user:password@host:port), tried when
+#                 root cannot log in (see setup_database)
 #
-# The MariaDB (127.0.0.1:3306, root without password) and RabbitMQ (127.0.0.1:5672) of this
-# machine are used as they are; the script only adds its own databases (zun_os_*), database
-# user (zun_os), RabbitMQ vhost (zun-openstack) and RabbitMQ user (zun_os).
+# The MariaDB (127.0.0.1:3306) and RabbitMQ (127.0.0.1:5672) of this machine are used as they
+# are; the script only adds its own databases (zun_os_*), database user (zun_os), RabbitMQ
+# vhost (zun-openstack) and RabbitMQ user (zun_os).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -50,6 +58,7 @@ GLANCE_PORT="${ZUN_OS_GLANCE_PORT:-9292}"
 KURYR_PORT="${ZUN_OS_KURYR_PORT:-23750}"
 DOCKER_PLUGIN_DIR="${ZUN_OS_DOCKER_PLUGIN_DIR:-/etc/docker/plugins}"
 WAIT="${ZUN_OS_WAIT:-120}"
+DB_PORT="${ZUN_OS_DB_PORT:-3306}"
 OVS_CTL=/usr/share/openvswitch/scripts/ovs-ctl
 RABBIT_VHOST=zun-openstack
 DB_USER=zun_os
@@ -159,7 +168,39 @@ CREATE DATABASE IF NOT EXISTS zun_os_$db CHARACTER SET utf8mb4;
 GRANT ALL PRIVILEGES ON zun_os_$db.* TO '$DB_USER'@'127.0.0.1';
 GRANT ALL PRIVILEGES ON zun_os_$db.* TO '$DB_USER'@'localhost';"
     done
-    run "create databases" "$LOGS/setup.log" mysql -h "$HOST" -P 3306 -u root -e "$sql"
+    mkdir -p "$LOGS"
+    local client out="$LOGS/setup.log" user password host port
+    local socket=(--protocol=socket -u root)
+    [[ -n "${ZUN_OS_DB_SOCKET:-}" ]] && socket+=("--socket=$ZUN_OS_DB_SOCKET")
+    client="$(command -v mariadb || command -v mysql)" \
+        || fail "create databases: no mariadb (or mysql) client; apt-get install mariadb-client"
+    # As the first administrator that gets in: root over the local socket (a stock Debian's
+    # root logs in only by unix_socket there: over TCP it is error 1698), root over TCP without
+    # a password (this project's machines), then the ZUN_TEST_MARIADB_URL account (it needs
+    # CREATE USER and GRANT OPTION). The SQL is idempotent, so a retry as the next one is fine.
+    # The socket counts only if its server is the one on DB_PORT (the one the services use).
+    echo "=== $(date -u +%FT%TZ) create databases as root over the local socket" >>"$out"
+    if [[ "$("$client" "${socket[@]}" -N -e 'SELECT @@port' </dev/null 2>>"$out")" == "$DB_PORT" ]] \
+        && "$client" "${socket[@]}" -e "$sql" </dev/null >>"$out" 2>&1; then
+        return 0
+    fi
+    echo "=== $(date -u +%FT%TZ) as root over TCP $HOST:$DB_PORT" >>"$out"
+    "$client" --protocol=tcp -h "$HOST" -P "$DB_PORT" -u root -e "$sql" </dev/null >>"$out" 2>&1 \
+        && return 0
+    if [[ -n "${ZUN_TEST_MARIADB_URL:-}" ]]; then
+        IFS=$'\t' read -r user password host port < <(python3 - "$ZUN_TEST_MARIADB_URL" <<'PY'
+import sys
+from urllib.parse import unquote, urlsplit
+u = urlsplit(sys.argv[1])
+print("\t".join([unquote(u.username or ""), unquote(u.password or ""), u.hostname or "127.0.0.1",
+                 str(u.port or 3306)]))
+PY
+        )
+        echo "=== $(date -u +%FT%TZ) as $user (ZUN_TEST_MARIADB_URL) over TCP $host:$port" >>"$out"
+        MYSQL_PWD="$password" "$client" --protocol=tcp -h "$host" -P "$port" -u "$user" \
+            -e "$sql" </dev/null >>"$out" 2>&1 && return 0
+    fi
+    fail "create databases (as root over the socket, root over TCP${ZUN_TEST_MARIADB_URL:+, the ZUN_TEST_MARIADB_URL account}: all refused)" "$out"
 }
 
 setup_rabbit() {
@@ -174,7 +215,7 @@ setup_rabbit() {
         rabbitmqctl set_permissions -p "$RABBIT_VHOST" "$DB_USER" ".*" ".*" ".*"
 }
 
-db_url() { echo "mysql+pymysql://$DB_USER:$DB_PASSWORD@$HOST:3306/zun_os_$1?charset=utf8mb4"; }
+db_url() { echo "mysql+pymysql://$DB_USER:$DB_PASSWORD@$HOST:$DB_PORT/zun_os_$1?charset=utf8mb4"; }
 
 # --- configuration files ----------------------------------------------------------------------
 
@@ -659,5 +700,6 @@ case "${1:-}" in
     status) cmd_status ;;
     env) load_secrets; print_env ;;
     zun-conf) load_secrets; print_zun_conf ;;
-    *) echo "usage: $0 start|stop|status|env|zun-conf" >&2; exit 2 ;;
+    databases) load_secrets; setup_database ;;
+    *) echo "usage: $0 start|stop|status|env|zun-conf|databases" >&2; exit 2 ;;
 esac
