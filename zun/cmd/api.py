@@ -6,6 +6,7 @@ worker the API runs in this process.
 
 from __future__ import annotations
 
+import gc
 import os
 import socket
 import sys
@@ -39,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     count = workers()
     if count == 1:
         return serve(sock)
+    # What the parent imported is shared with the workers until something writes to it, and
+    # a garbage collection writes to every object it visits: frozen objects are never visited.
+    gc.freeze()
     try:
         return prefork.run_workers(count, lambda: serve(sock))
     finally:
@@ -62,6 +66,11 @@ def serve(sock: socket.socket) -> int:
 
     server = ApiServer(build_app(), CONF.api.host_ip, CONF.api.port,
                        threads=THREADS_PER_WORKER, sock=sock)
+    # The modules, configuration and application live as long as the process: take them out
+    # of the collector's reach. A 1000-row page allocates enough objects to trigger full
+    # collections, each of which walked every one of them (about a quarter of the page's
+    # CPU in benchmarks/read_path.py).
+    gc.freeze()
     # Creates stuck on a dead node move elsewhere; no conductor does it for us. Every worker
     # runs one: each move is a compare-and-swap, so they never move a container twice.
     return runner.run([server, NodeMonitor()], on_exit=_cleanup)
