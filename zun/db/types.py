@@ -33,6 +33,16 @@ def loads(text: str) -> Any:
     return value
 
 
+def decode(text: str | None) -> Any:
+    """A stored JSON column's value: ``None`` for NULL, the raw text when it is not JSON."""
+    if text is None:
+        return None
+    try:
+        return loads(text)
+    except ValueError:
+        return text
+
+
 # MySQL and MariaDB are distinct dialect names in SQLAlchemy 2; a variant must name both.
 _MYSQL_DIALECTS = ("mysql", "mariadb")
 
@@ -70,12 +80,7 @@ class JSONText(sa.types.TypeDecorator[Any]):
         return json.dumps(value, separators=(",", ":"))
 
     def process_result_value(self, value: str | None, dialect: Dialect) -> Any:
-        if value is None:
-            return None
-        try:
-            return loads(value)
-        except ValueError:
-            return value
+        return decode(value)
 
     def coerce_compared_value(self, op: Any, value: Any) -> sa.types.TypeEngine[Any]:
         # Comparisons such as `labels LIKE '%x%'` bind plain strings, not JSON.

@@ -21,7 +21,6 @@ Deliberate differences from Zun (each a fix listed in rest-api.md §19):
 
 from __future__ import annotations
 
-import json
 import shlex
 from typing import Any
 
@@ -120,10 +119,10 @@ def _check_networks(ctx: RequestContext, project_id: str | None,
     network_access.check_joinable(ctx.is_admin, project_id, names)
 
 
-def _compact_reply(body: Any) -> webob.Response:
-    """JSON without the optional spaces: a 1000-item list is ~15% smaller and faster to encode."""
+def _json_text_reply(text: str) -> webob.Response:
+    """JSON encoded already, without the optional spaces (a 1000-item list is ~15% smaller)."""
     resp = webob.Response(status=200, content_type="application/json", charset=None)
-    resp.body = json.dumps(body, separators=(",", ":")).encode()
+    resp.body = text.encode()
     return resp
 
 
@@ -149,11 +148,12 @@ def list_containers(req: ApiRequest) -> webob.Response:
     with engine.transaction(readonly=True) as session:
         rows = container_q.list_for_view(session, ctx, all_projects=all_projects,
                                          filters=filters, page=page)
-    fmt = views.formatter(ctx, page.resource_url)
-    mark = views.health_marker(rows)
-    items = [mark(row, fmt(row)) for row in rows]
-    return _compact_reply({"containers": items,
-                           "next": api_common.next_link(req.host_url, COLLECTION, page, items)})
+    items, last = views.encode_page(ctx, rows, page.resource_url)
+    # next_link reads only the number of items and the last one.
+    next_url = api_common.next_link(req.host_url, COLLECTION, page, [last] * len(items))
+    # What json.dumps({"containers": [...], "next": ...}, separators=(",", ":")) would give.
+    return _json_text_reply(
+        f'{{"containers":[{",".join(items)}],"next":{views.encode_compact(next_url)}}}')
 
 
 @route("GET", ITEM)

@@ -10,18 +10,29 @@ Formats: ``memory`` is the stored string of MiB, ``disk`` an int (0 until the no
 ``cpu_policy`` ``shared`` unless set, datetimes ``YYYY-MM-DD HH:MM:SS[.ffffff]``,
 ``registry_id`` the registry's UUID. JSON columns read back as ``{}``/``[]`` when empty, as
 from Zun's database. ``links`` only on single-container answers (or with ``resource_url``).
+
+Lists do not build dicts: :func:`encode_page` writes each item's JSON straight from a row
+whose JSON columns are still the stored text, the bytes ``json.dumps(view,
+separators=(",", ":"))`` gives for the dict (tests/unit/api/views/test_containers_encode.py
+holds it to that). The plain values go through the json module's C encoder as one dict, the
+JSON columns and defaults come from a memo keyed by the stored text (a page asked again, or
+rows with the same labels, environment, command..., decode and encode nothing), the dates
+are formatted in place.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from zun.api import common
 from zun.common import consts, policy
 from zun.common.context import RequestContext
 from zun.compute import node_health
-from zun.db.queries.containers import ROW_INDEX, ROW_KEYS
+from zun.db import types
+from zun.db.queries.containers import JSON_INDEXES, ROW_INDEX, ROW_KEYS, decode_json_columns
 
 VIEW_KEYS: tuple[str, ...] = (
     "uuid", "name", "image", "project_id", "user_id", "command", "entrypoint", "status",
@@ -120,6 +131,13 @@ def render_one(context: RequestContext, row: Row, host_url: str) -> dict[str, An
     return formatter(context, host_url)(row)
 
 
+def _unhealthy_hosts(rows: Sequence[Row]) -> Mapping[str, str]:
+    """``{host: reason}`` for the hosts of ``rows`` that are down (one query)."""
+    host_index = ROW_INDEX["host"]
+    hosts = {row[host_index] for row in rows if row[host_index]}
+    return node_health.read_unhealthy(hosts) if hosts else {}
+
+
 def health_marker(rows: Sequence[Row], unhealthy: Mapping[str, str] | None = None,
                   ) -> Callable[[Row, dict[str, Any]], dict[str, Any]]:
     """Marks the views of rows whose host is down or engine-less ``Unknown`` (with why).
@@ -128,7 +146,126 @@ def health_marker(rows: Sequence[Row], unhealthy: Mapping[str, str] | None = Non
     """
     host_index, status_index = ROW_INDEX["host"], ROW_INDEX["status"]
     if unhealthy is None:
-        hosts = {row[host_index] for row in rows if row[host_index]}
-        unhealthy = node_health.read_unhealthy(hosts) if hosts else {}
+        unhealthy = _unhealthy_hosts(rows)
     return node_health.overlay(lambda row: row[host_index], lambda row: row[status_index],
                                unhealthy)
+
+
+# --- lists: rows straight to JSON text -------------------------------------------------------
+
+def _compact_encoder() -> Callable[[Any], str]:
+    """``json.dumps(value, separators=(",", ":"))`` without its two Python layers per call."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # not CPython: the same encoder, through its Python layers
+        return json.JSONEncoder(separators=(",", ":")).encode
+    # markers=None only skips the circular-reference check; views have no cycles.
+    chunks = make(None, None, encode_basestring_ascii, None, ":", ",", False, False, True)
+    return lambda value: "".join(chunks(value, 0))
+
+
+encode_compact = _compact_encoder()
+
+# Fragments of the defaulted columns by stored value, one memo per column: the same labels,
+# command or restart policy are decoded and encoded once, not once per row and request.
+# Long texts are not kept; a full memo starts over (a bound, not an LRU: refilling is cheap).
+MEMO_MAX_ENTRIES = 4096
+MEMO_MAX_TEXT = 512
+_memos: dict[int, dict[Any, str]] = {}
+
+
+def _fragment_maker(index: int, default: Any) -> tuple[dict[Any, str], Callable[[Any], str]]:
+    memo = _memos.setdefault(index, {})
+    is_json = index in JSON_INDEXES
+
+    def make(stored: Any) -> str:
+        value = types.decode(stored) if is_json else stored
+        fragment = encode_compact(value or default)
+        if stored is None or not isinstance(stored, str) or len(stored) <= MEMO_MAX_TEXT:
+            if len(memo) >= MEMO_MAX_ENTRIES:
+                memo.clear()
+            memo[stored] = fragment
+        return fragment
+
+    return memo, make
+
+
+def _item_encoder(visible: Sequence[str], link_base: str | None) -> Callable[[Row], str]:
+    """A row (JSON columns as stored text) -> the JSON text of its view, keys in the order
+    :func:`_builder` puts them."""
+    plain, defaulted, dates = _plan(visible)
+    uuid_index = ROW_INDEX["uuid"]
+    prefixes = [f",{encode_basestring_ascii(key)}:" for key, _, _ in defaulted]
+    prefixes += [f",{encode_basestring_ascii(key)}:" for key, _ in dates]
+    if link_base is not None:
+        prefixes.append(',"links":')
+    if not plain and prefixes:  # no plain key: the first of the others opens the object
+        prefixes[0] = prefixes[0][1:]
+    split = len(defaulted)
+    fields = [(prefix, index, *_fragment_maker(index, default)) for prefix, (_key, index, default)
+              in zip(prefixes[:split], defaulted, strict=True)]
+    stamps = [(prefix, index) for prefix, (_key, index)
+              in zip(prefixes[split:split + len(dates)], dates, strict=True)]
+    links_prefix = prefixes[-1] if link_base is not None else ""
+
+    def encode(row: Row) -> str:
+        # The plain values as one dict through the C encoder, its closing brace dropped.
+        parts = [encode_compact({key: row[i] for key, i in plain})[:-1] if plain else "{"]
+        for prefix, i, memo, make in fields:
+            stored = row[i]
+            fragment = memo.get(stored)
+            parts += (prefix, make(stored) if fragment is None else fragment)
+        for prefix, i in stamps:
+            value = row[i]
+            parts += (prefix, "null" if value is None else encode_basestring_ascii(str(value)))
+        if link_base is not None:
+            parts += (links_prefix,
+                      encode_compact(common.links(link_base, "containers", row[uuid_index])))
+        parts.append("}")
+        return "".join(parts)
+
+    return encode
+
+
+def encode_page(context: RequestContext, rows: Sequence[Row], link_base: str | None = None,
+                ) -> tuple[list[str], dict[str, Any] | None]:
+    """The JSON text of each row's view (rows from ``list_for_view``: JSON columns as stored
+    text), and the view of the last row as a dict (for the ``next`` link).
+
+    Rows of a host that is down go through the dict view and :func:`health_marker`, as a
+    show does; they are rare.
+    """
+    if not rows:
+        return [], None
+    unhealthy_hosts = _unhealthy_hosts(rows)
+    mark = health_marker(rows, unhealthy_hosts)
+    fmt = formatter(context, link_base)
+    host_index = ROW_INDEX["host"]
+    if policy.field_rules_depend_on_target(FIELD_RULE_PREFIX):
+        encode = _per_row_encoder(context, link_base)
+    else:
+        hidden = policy.hidden_fields(context, FIELD_RULE_PREFIX, VIEW_KEYS)
+        encode = _item_encoder([k for k in VIEW_KEYS if k not in hidden], link_base)
+    items = []
+    for row in rows:
+        if unhealthy_hosts and row[host_index] in unhealthy_hosts:
+            items.append(encode_compact(mark(row, fmt(decode_json_columns(row)))))
+        else:
+            items.append(encode(row))
+    return items, fmt(decode_json_columns(rows[-1]))
+
+
+def _per_row_encoder(context: RequestContext, link_base: str | None,
+                     ) -> Callable[[Row], str]:
+    project_index, user_index = ROW_INDEX["project_id"], ROW_INDEX["user_id"]
+    encoders: dict[frozenset[str], Callable[[Row], str]] = {}
+
+    def encode(row: Row) -> str:
+        target = {"project_id": row[project_index], "user_id": row[user_index]}
+        hidden = policy.hidden_fields(context, FIELD_RULE_PREFIX, VIEW_KEYS, target)
+        item_encoder = encoders.get(hidden)
+        if item_encoder is None:
+            item_encoder = encoders[hidden] = _item_encoder(
+                [k for k in VIEW_KEYS if k not in hidden], link_base)
+        return item_encoder(row)
+
+    return encode
