@@ -118,8 +118,9 @@ class ImageEndpoint:
                      exact_match: bool = False) -> list[dict[str, Any]]:
         driver = image_driver or CONF.default_image_driver
         if driver == consts.IMAGE_DRIVER_GLANCE:
-            raise exception.Invalid(message="Image search with the glance driver is not "
-                                            "available: this deployment has no Glance.")
+            # zun-api answers these itself, with the user's token (their visibility).
+            raise exception.Invalid(message="Image search with the glance driver is answered "
+                                            "by zun-api, not by a node.")
         domain = domain_of(image) or CONF.docker.default_registry
         if not domain:
             raise exception.Invalid(

@@ -154,3 +154,23 @@ def test_service_credentials_see_the_image(
                  project_domain_name="Default")
     client = GlanceClient(glance_client.service_session(conf), conf)
     assert client.find(images.docker["id"]).name == images.docker["name"]
+
+
+def test_service_credentials_keep_the_projects_visibility(
+    openstack_cloud: openstack_env.OpenStackCloud, accounts: Any, images: Any, tmp_path: Path,
+) -> None:
+    """The node sees every image (admin), but finds for a container only what the container's
+    project may see: another project's private image is not found, by id or by name."""
+    conf = make_conf(openstack_cloud, tmp_path, auth_type="password", username="zun",
+                     password=openstack_cloud.env["ZUN_OS_SERVICE_PASSWORD"],
+                     project_name="service", user_domain_name="Default",
+                     project_domain_name="Default")
+    client = glance_client.for_service(conf)
+    assert client.find(images.other_project["id"]).id == images.other_project["id"]
+    for ident in (images.other_project["id"], images.other_project["name"]):
+        with pytest.raises(exception.ImageNotFound):
+            client.find(ident, for_project=accounts.a.project_id)
+    assert client.find(images.other_project["id"],
+                       for_project=accounts.b.project_id).id == images.other_project["id"]
+    assert client.find(images.docker["name"],
+                       for_project=accounts.a.project_id).id == images.docker["id"]
