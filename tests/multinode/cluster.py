@@ -36,8 +36,12 @@ import time
 import urllib.parse
 import urllib.request
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from multinode.neutron import Fabric, NodeNetwork
 
 BIN = Path(sys.executable).parent
 STATE_ROOT = Path("/var/lib/zun-multinode")
@@ -219,6 +223,8 @@ class Node:
         self.agent = Process(cluster.state, f"zun-compute-n{index}", "zun-compute")
         self.overrides: Conf = {}
         self._dockerd: subprocess.Popen[bytes] | None = None
+        # Set by multinode.neutron.Fabric when the cluster has Neutron networking.
+        self.network: NodeNetwork | None = None
 
     # -- the engine ------------------------------------------------------------------------
 
@@ -231,15 +237,17 @@ class Node:
         self.data_root.mkdir(parents=True, exist_ok=True)
         self.engine_log.parent.mkdir(parents=True, exist_ok=True)
         log = self.engine_log.open("ab")
-        self._dockerd = subprocess.Popen(
-            ["nsenter", f"--net=/var/run/netns/{self.netns}", "dockerd",
-             "--data-root", str(self.data_root),
-             "--exec-root", str(self.run_dir / "exec"),
-             "--pidfile", str(self.pidfile),
-             # An engine label zun-compute reports as a node label (for LabelFilter).
-             "--label", f"{NODE_LABEL}=n{self.index}",
-             "-H", self.api_url],
-            stdout=log, stderr=log, start_new_session=True)
+        dockerd = ["dockerd", "--data-root", str(self.data_root),
+                   "--pidfile", str(self.pidfile),
+                   # An engine label zun-compute reports as a node label (for LabelFilter).
+                   "--label", f"{NODE_LABEL}=n{self.index}",
+                   "-H", self.api_url]
+        if self.network is not None:  # exec root /var/run/docker, for kuryr
+            argv = self.network.engine_command(dockerd)
+        else:
+            argv = ["nsenter", f"--net=/var/run/netns/{self.netns}", *dockerd,
+                    "--exec-root", str(self.run_dir / "exec")]
+        self._dockerd = subprocess.Popen(argv, stdout=log, stderr=log, start_new_session=True)
         self.wait_engine(timeout)
 
     def wait_engine(self, timeout: float = 90) -> None:
@@ -312,6 +320,20 @@ class Node:
         finally:
             client.close()
 
+    def remove_engine_networks(self) -> None:
+        """Remove the engine's own networks (with kuryr's driver, their Neutron side goes
+        too). Only after the containers of every node are gone: kuryr's IPAM pools are
+        shared by the nodes that use one Neutron subnet."""
+        if not self.engine_answers():
+            return
+        client = self.engine()
+        try:
+            for network in client.networks.list():
+                if network.name not in ("bridge", "host", "none"):
+                    network.remove()
+        finally:
+            client.close()
+
     # -- the agent -------------------------------------------------------------------------
 
     def agent_conf(self) -> Conf:
@@ -342,6 +364,8 @@ class Node:
         self.agent.stop()
         self.remove_engine_containers()
         self.stop_engine()
+        if self.network is not None:
+            self.network.stop()
         _unmount_under(self.data_root)
         _run(["ip", "netns", "del", self.netns], check=False)
         shutil.rmtree(self.run_dir, ignore_errors=True)
@@ -350,7 +374,10 @@ class Node:
 class Cluster:
     """zun-api and N nodes on a database and a RabbitMQ vhost of their own."""
 
-    def __init__(self, nodes: int = 2, tag: str | None = None) -> None:
+    def __init__(self, nodes: int = 2, tag: str | None = None,
+                 openstack: Any = None) -> None:
+        """``openstack``: an ``openstack_env.OpenStackCloud`` to give the nodes Neutron
+        networking (multinode.neutron); without it the nodes have Docker's bridges only."""
         self.tag = tag or uuid.uuid4().hex[:8]
         self.state = STATE_ROOT / self.tag
         self.db_name = f"zun_mn_{self.tag}"
@@ -363,6 +390,11 @@ class Cluster:
         self.api_overrides: Conf = {}
         self.nodes = [Node(self, i) for i in range(1, nodes + 1)]
         self._clients: list[Any] = []
+        self.fabric: Fabric | None = None
+        if openstack is not None:
+            from multinode.neutron import Fabric
+
+            self.fabric = Fabric(self, openstack)
 
     # -- configuration ---------------------------------------------------------------------
 
@@ -386,7 +418,9 @@ class Cluster:
         self.state.mkdir(parents=True, exist_ok=True)
         (self.state / "owner.json").write_text(json.dumps({
             "pid": os.getpid(), "db": self.db_name, "vhost": self.vhost,
-            "netns": [n.netns for n in self.nodes]}))
+            "netns": [n.netns for n in self.nodes]
+            + ([self.fabric.netns] if self.fabric is not None else []),
+            "neutron_hosts": self.fabric.hosts if self.fabric is not None else []}))
 
     def start(self, timeout: float = 120) -> Cluster:
         check_requirements()
@@ -401,6 +435,9 @@ class Cluster:
         try:
             for node in self.nodes:
                 node.create_netns()
+            if self.fabric is not None:
+                self.fabric.start()
+            for node in self.nodes:
                 node.start_engine()
                 node.load_images(source)
         finally:
@@ -481,8 +518,14 @@ class Cluster:
         """Tear everything down; each step runs even when an earlier one failed."""
         errors: list[str] = []
         self.close_clients()
-        steps = [self._stop_processes] + [n.destroy for n in self.nodes] + [
-            self._drop_vhost, self._drop_database]
+        steps = [self._stop_processes]
+        if self.fabric is not None:
+            steps += [n.remove_engine_containers for n in self.nodes]
+            steps += [n.remove_engine_networks for n in self.nodes]
+        steps += [n.destroy for n in self.nodes]
+        if self.fabric is not None:
+            steps.append(self.fabric.stop)
+        steps += [self._drop_vhost, self._drop_database]
         for step in steps:
             try:
                 step()
@@ -582,20 +625,37 @@ def sweep_stale() -> list[str]:
                     os.kill(pid, signal.SIGKILL)
             _run(["ip", "netns", "del", netns], check=False)
             shutil.rmtree(RUN_ROOT / netns, ignore_errors=True)
-        _kill_agents_of(state)
+        _kill_agents_of(state, [RUN_ROOT / netns for netns in owner.get("netns", [])])
         _unmount_under(state)
         try:
             drop_database(owner["db"])
             drop_vhost(owner["vhost"])
         except Exception:  # the services may be down; the directory is removed anyway
             pass
+        if owner.get("neutron_hosts"):
+            _forget_neutron_hosts(owner["neutron_hosts"])
         shutil.rmtree(state, ignore_errors=True)
         swept.append(state.name)
     return swept
 
 
-def _kill_agents_of(state: Path) -> None:
-    """zun processes whose --config-file lies in ``state`` (left by a killed run)."""
+def _forget_neutron_hosts(hosts: list[str]) -> None:
+    """The Neutron agents and ports of a killed run's nodes (when the local OpenStack runs)."""
+    try:
+        import openstack_env
+        from multinode.neutron import delete_agents
+
+        cloud = openstack_env.running_cloud()
+        if cloud is not None:
+            delete_agents(cloud, hosts)
+    except Exception:  # best effort: a later sweep tries again only if the state is kept
+        pass
+
+
+def _kill_agents_of(state: Path, run_dirs: Sequence[Path] = ()) -> None:
+    """Processes with an argument in ``state`` or one of ``run_dirs`` (left by a killed run):
+    zun services (--config-file), the Neutron agents, kuryr, Open vSwitch (--log-file=...)."""
+    prefixes = [str(state) + "/"] + [str(d) + "/" for d in run_dirs]
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
@@ -603,7 +663,8 @@ def _kill_agents_of(state: Path) -> None:
             cmdline = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if any(arg.decode(errors="replace").startswith(str(state) + "/") for arg in cmdline):
+        args = [arg.decode(errors="replace") for arg in cmdline]
+        if any(prefix in arg for arg in args for prefix in prefixes):
             try:
                 os.kill(int(proc.name), signal.SIGKILL)
             except ProcessLookupError:

@@ -4,6 +4,10 @@
                      (namespaces, dockerds, containers, RabbitMQ vhost, MariaDB database)
   cluster            per test: the same cluster, with every container deleted and the
                      default configuration restored after the test
+  neutron_cluster    session: a Cluster of two nodes with Neutron networking (their own Open
+                     vSwitch, OVS agent and kuryr-libnetwork, a VXLAN underlay between them:
+                     multinode/neutron.py) on the local OpenStack; its tests are marked
+                     ``neutron`` too, so ``scripts/run-tests.sh -m neutron`` runs them
 
 Every test using these is marked ``multinode`` (and docker, mariadb, rabbitmq), so
 ``scripts/run-tests.sh -m multinode`` runs them alone. When the environment cannot be built
@@ -53,6 +57,24 @@ def multinode_cluster(docker_client: Any, busybox_image: str, rabbit_url: str) -
             nodes.stop()
         finally:
             unavailable(f"the multi-node environment could not start: {exc}")
+    try:
+        yield nodes
+    finally:
+        nodes.stop()
+
+
+@pytest.fixture(scope="session")
+def neutron_cluster(docker_client: Any, busybox_image: str, rabbit_url: str,
+                    openstack_cloud: Any) -> Iterator[Cluster]:
+    sweep_stale()
+    nodes = Cluster(nodes=2, openstack=openstack_cloud)
+    try:
+        nodes.start()
+    except (SetupError, OSError) as exc:
+        try:
+            nodes.stop()
+        finally:
+            unavailable(f"the Neutron multi-node environment could not start: {exc}")
     try:
         yield nodes
     finally:

@@ -1,0 +1,291 @@
+"""One Neutron network across two nodes, through kuryr-libnetwork and Open vSwitch.
+
+The plumbing of issue 13 point 5, proven on the nodes' engines directly (Docker networks with
+kuryr's driver and IPAM, as zun's kuryr driver makes them): a container on node 1 reaches a
+container on node 2 by its fixed IP (ICMP and TCP, over VXLAN between the nodes' userspace
+Open vSwitches), and a security group without the rule blocks it until the rule is added.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from multinode.cluster import TEST_IMAGES, Cluster, Node
+
+pytestmark = pytest.mark.neutron
+
+LISTEN = "while true; do echo pong-$(hostname) | nc -l -p 8080; done"
+
+
+@dataclass
+class Net:
+    """A Neutron network, its subnet and subnet pool, and the Docker network on each node."""
+
+    name: str
+    network_id: str
+    subnet_id: str
+    pool_id: str
+    cidr: str
+
+
+class NeutronApi:
+    def __init__(self, cloud: Any) -> None:
+        self.sess = cloud.session()
+        self.url = self.sess.get_endpoint(service_type="network",
+                                          interface="public").rstrip("/") + "/v2.0"
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self.sess.get(self.url + path, params=params).json()
+
+    def post(self, path: str, body: dict[str, Any]) -> Any:
+        return self.sess.post(self.url + path, json=body).json()
+
+    def put(self, path: str, body: dict[str, Any]) -> Any:
+        return self.sess.put(self.url + path, json=body).json()
+
+    def delete(self, path: str) -> None:
+        self.sess.delete(self.url + path, raise_exc=False)
+
+
+@pytest.fixture(scope="module")
+def neutron(openstack_cloud: Any) -> NeutronApi:
+    return NeutronApi(openstack_cloud)
+
+
+@pytest.fixture(scope="module")
+def shared_net(neutron_cluster: Cluster, neutron: NeutronApi) -> Iterator[Net]:
+    """One Neutron network with a Docker network of kuryr's driver on every node."""
+    from docker.types import IPAMConfig, IPAMPool
+
+    assert neutron_cluster.fabric is not None
+    name = f"zmn-{neutron_cluster.tag}-net"
+    cidr = f"10.250.{neutron_cluster.fabric.octet}.0/24"
+    gateway = cidr.replace(".0/24", ".1")
+    # Our own subnet pool, named by kuryr's option: each node's kuryr then finds the same
+    # pool instead of making one per node (and leaves it alone when the network goes).
+    pool = neutron.post("/subnetpools", {"subnetpool": {
+        "name": name, "prefixes": [cidr], "default_prefixlen": 24}})["subnetpool"]
+    net = neutron.post("/networks", {"network": {"name": name}})["network"]
+    subnet = neutron.post("/subnets", {"subnet": {
+        "name": name, "network_id": net["id"], "ip_version": 4, "cidr": cidr,
+        "gateway_ip": gateway, "subnetpool_id": pool["id"], "enable_dhcp": False}})["subnet"]
+    shared = Net(name, net["id"], subnet["id"], pool["id"], cidr)
+    try:
+        for node in neutron_cluster.nodes:
+            client = node.engine()
+            try:
+                client.networks.create(
+                    name, driver="kuryr",
+                    options={"neutron.net.uuid": net["id"], "neutron.pool.uuid": pool["id"]},
+                    ipam=IPAMConfig(driver="kuryr",
+                                    pool_configs=[IPAMPool(subnet=cidr, gateway=gateway)],
+                                    options={"neutron.pool.uuid": pool["id"]}))
+            finally:
+                client.close()
+        yield shared
+    finally:
+        for node in neutron_cluster.nodes:
+            node.remove_engine_containers()
+        for node in neutron_cluster.nodes:
+            node.remove_engine_networks()
+        for port in neutron.get("/ports", network_id=net["id"])["ports"]:
+            neutron.delete(f"/ports/{port['id']}")
+        neutron.delete(f"/networks/{net['id']}")
+        neutron.delete(f"/subnetpools/{pool['id']}")
+
+
+@pytest.fixture
+def closed_group(neutron: NeutronApi, neutron_cluster: Cluster) -> Iterator[dict[str, Any]]:
+    """A security group with no ingress rule (Neutron adds only the egress ones)."""
+    group = neutron.post("/security-groups", {"security_group": {
+        "name": f"zmn-{neutron_cluster.tag}-closed-{uuid.uuid4().hex[:6]}"}})["security_group"]
+    yield group
+    # A group in use cannot go: first the containers, then the ports still in the group
+    # (kuryr keeps a port it did not make when its container goes).
+    for node in neutron_cluster.nodes:
+        node.remove_engine_containers()
+    for port in neutron.get("/ports", security_groups=group["id"])["ports"]:
+        neutron.delete(f"/ports/{port['id']}")
+    neutron.delete(f"/security-groups/{group['id']}")
+
+
+@pytest.fixture(autouse=True)
+def no_containers(neutron_cluster: Cluster) -> Iterator[None]:
+    yield
+    for node in neutron_cluster.nodes:
+        node.remove_engine_containers()
+
+
+def run(node: Node, net: Net, command: str, ip: str | None = None) -> str:
+    """Start a busybox container on ``node`` in ``net``; returns its id."""
+    client = node.engine()
+    try:
+        api = client.api
+        endpoint = api.create_endpoint_config(ipv4_address=ip or None)
+        created = api.create_container(
+            TEST_IMAGES[0], ["sh", "-c", command], name=f"{net.name}-{uuid.uuid4().hex[:6]}",
+            host_config=api.create_host_config(network_mode=net.name),
+            networking_config=api.create_networking_config({net.name: endpoint}))
+        api.start(created["Id"])
+        return created["Id"]
+    finally:
+        client.close()
+
+
+def fixed_ip(node: Node, container: str, net: Net) -> str:
+    client = node.engine()
+    try:
+        info = client.api.inspect_container(container)
+        return info["NetworkSettings"]["Networks"][net.name]["IPAddress"]
+    finally:
+        client.close()
+
+
+def execute(node: Node, container: str, command: str) -> tuple[int, str]:
+    client = node.engine()
+    try:
+        result = client.containers.get(container).exec_run(["sh", "-c", command])
+        return result.exit_code, result.output.decode(errors="replace")
+    finally:
+        client.close()
+
+
+def pings(node: Node, container: str, ip: str, attempts: int) -> bool:
+    """Whether ``ip`` answers a ping from ``container`` within ``attempts`` tries (retried:
+    the first packets of a new flow may meet the learning of the remote bridge)."""
+    for _ in range(attempts):
+        if execute(node, container, f"ping -c 1 -W 1 {ip}")[0] == 0:
+            return True
+    return False
+
+
+def connects(node: Node, container: str, ip: str, attempts: int) -> bool:
+    """Whether TCP 8080 of ``ip`` answers ``container`` within ``attempts`` tries."""
+    for _ in range(attempts):
+        if "pong" in execute(node, container, f"nc -w 1 {ip} 8080 </dev/null")[1]:
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def port_of(neutron: NeutronApi, net: Net, ip: str) -> dict[str, Any]:
+    ports = neutron.get("/ports", network_id=net.network_id,
+                        fixed_ips=f"ip_address={ip}")["ports"]
+    assert len(ports) == 1, ports
+    return ports[0]
+
+
+def test_container_reaches_container_on_other_node_by_fixed_ip(
+        neutron_cluster: Cluster, shared_net: Net, neutron: NeutronApi) -> None:
+    node1, node2 = neutron_cluster.nodes
+    server = run(node2, shared_net, LISTEN)
+    client = run(node1, shared_net, "sleep 600")
+    server_ip = fixed_ip(node2, server, shared_net)
+    client_ip = fixed_ip(node1, client, shared_net)
+
+    # Each container has a Neutron port of the network, bound to its own node's agent.
+    for ip, node in ((server_ip, node2), (client_ip, node1)):
+        port = port_of(neutron, shared_net, ip)
+        assert port["binding:host_id"] == node.name
+        assert port["status"] == "ACTIVE"
+
+    assert pings(node1, client, server_ip, attempts=10)
+    assert connects(node1, client, server_ip, attempts=10)
+
+
+def test_security_group_without_the_rule_blocks(
+        neutron_cluster: Cluster, shared_net: Net, neutron: NeutronApi,
+        closed_group: dict[str, Any]) -> None:
+    node1, node2 = neutron_cluster.nodes
+    # The server's port is made first, in the closed group, and handed to kuryr by its
+    # fixed IP (as zun does with the ports it makes).
+    ip = shared_net.cidr.replace(".0/24", ".200")
+    port = neutron.post("/ports", {"port": {
+        "network_id": shared_net.network_id, "security_groups": [closed_group["id"]],
+        "fixed_ips": [{"subnet_id": shared_net.subnet_id, "ip_address": ip}]}})["port"]
+    server = run(node2, shared_net, LISTEN, ip=ip)
+    client = run(node1, shared_net, "sleep 600")
+    assert fixed_ip(node2, server, shared_net) == ip
+    bound = port_of(neutron, shared_net, ip)
+    assert bound["id"] == port["id"]
+    assert bound["binding:host_id"] == node2.name
+    assert bound["security_groups"] == [closed_group["id"]]
+
+    started = time.monotonic()
+    assert not pings(node1, client, ip, attempts=3)
+    assert not connects(node1, client, ip, attempts=3)
+    print(f"blocked check: {time.monotonic() - started:.1f}s")
+    started = time.monotonic()
+
+    # The rule opens TCP 8080 only: the group, not the network, was what blocked.
+    neutron.post("/security-group-rules", {"security_group_rule": {
+        "security_group_id": closed_group["id"], "direction": "ingress",
+        "ethertype": "IPv4", "protocol": "tcp", "port_range_min": 8080,
+        "port_range_max": 8080}})
+    assert connects(node1, client, ip, attempts=40)
+    applied = time.monotonic() - started
+    assert not pings(node1, client, ip, attempts=2)
+    print(f"rule applied: {applied:.1f}s")
+
+
+# The child builds a Neutron cluster and waits to be killed, as a test run that died.
+_KILLED_RUN = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import openstack_env
+from multinode.cluster import Cluster
+cluster = Cluster(nodes=2, openstack=openstack_env.running_cloud())
+cluster.start()
+print(cluster.tag, flush=True)
+time.sleep(600)
+"""
+
+
+def test_sweep_removes_what_a_killed_run_left(
+        neutron_cluster: Cluster, neutron: NeutronApi) -> None:
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from multinode.cluster import STATE_ROOT, sweep_stale
+
+    tests_dir = str(Path(__file__).resolve().parents[1])
+    child = subprocess.Popen([sys.executable, "-c", _KILLED_RUN, tests_dir],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        tag = child.stdout.readline().strip()
+        assert tag, child.stderr.read() if child.stderr else ""
+        owner = json.loads((STATE_ROOT / tag / "owner.json").read_text())
+        hosts = owner["neutron_hosts"]
+        assert len(hosts) == 2 and f"zmn-{tag}-ul" in owner["netns"]
+        assert {a["host"] for a in neutron.get("/agents")["agents"]} >= set(hosts)
+    finally:
+        child.kill()
+        child.wait()
+
+    swept = sweep_stale()
+    assert tag in swept
+    assert neutron_cluster.tag not in swept  # its owner (this process) is alive
+    namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True,
+                                text=True).stdout
+    assert f"zmn-{tag}-" not in namespaces
+    assert not (STATE_ROOT / tag).exists()
+    leftovers = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and tag.encode() in (proc / "cmdline").read_bytes():
+                leftovers.append((proc / "cmdline").read_bytes())
+        except OSError:
+            continue
+    assert leftovers == []
+    assert not {a["host"] for a in neutron.get("/agents")["agents"]} & set(hosts)
+    # The live cluster is untouched.
+    assert all(node.network is not None and node.network.kuryr_answers()
+               for node in neutron_cluster.nodes)
