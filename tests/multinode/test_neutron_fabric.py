@@ -64,7 +64,7 @@ def shared_net(neutron_cluster: Cluster, neutron: NeutronApi) -> Iterator[Net]:
 
     assert neutron_cluster.fabric is not None
     name = f"zmn-{neutron_cluster.tag}-net"
-    cidr = f"10.250.{neutron_cluster.fabric.octet}.0/24"
+    cidr = f"10.251.{neutron_cluster.fabric.octet}.0/24"  # 10.250.x: the kuryr tests
     gateway = cidr.replace(".0/24", ".1")
     # Our own subnet pool, named by kuryr's option: each node's kuryr then finds the same
     # pool instead of making one per node (and leaves it alone when the network goes).
