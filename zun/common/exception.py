@@ -313,6 +313,13 @@ class GlanceUnavailable(ZunException):
     public_message = True
 
 
+# Added by the rewrite ([scheduler]/use_placement): a clear 503 the client can retry.
+class PlacementUnavailable(ZunException):
+    message = 'The placement service is unavailable: %(reason)s'
+    code = 503
+    public_message = True
+
+
 def status_reason(exc: BaseException) -> str:
     """A container's ``status_reason`` for ``exc``: Zun's message (with the engine's words),
     else the class and text of an unexpected error."""

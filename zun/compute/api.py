@@ -42,7 +42,7 @@ from zun.db.queries import compute_nodes
 from zun.db.queries import containers as container_q
 from zun.db.queries import node as node_q
 from zun.image import commit_rules
-from zun.scheduler import claims, filters, scheduler
+from zun.scheduler import claims, filters, placement, scheduler
 
 LOG = logging.getLogger(__name__)
 
@@ -131,11 +131,19 @@ class ContainerAPI:
             run=request.run, requested_networks=request.requested_networks,
             requested_volumes=request.requested_volumes, is_admin=context.is_admin,
             availability_zone=request.availability_zone, hints=request.hints)
+        consumer = placement.consumer_of(
+            uuid, values.get("project_id"), values.get("user_id"),
+            placement.resources_of(cpu, memory_mb, disk_gb))
         try:
-            host = self._schedule(context, uuid, sched_request, request.requested_host, replay)
+            host = self._schedule(context, uuid, sched_request, request.requested_host, replay,
+                                  consumer)
         except exception.NoValidHost:
             self._mark_error(uuid, scheduler.NO_VALID_HOST_REASON)
             return uuid
+        except exception.PlacementUnavailable:
+            # A 503 the client can retry: it never learns this UUID, so nothing may stay.
+            self._forget(uuid)
+            raise
         except Exception:
             LOG.exception("Scheduling container %s failed", uuid)
             self._mark_error(uuid, UNEXPECTED_REASON)
@@ -167,9 +175,11 @@ class ContainerAPI:
 
     @engine.retry_on_deadlock
     def _schedule(self, context: RequestContext, uuid: str, request: filters.Request,
-                  requested_host: str | None, replay: dict[str, Any]) -> str:
+                  requested_host: str | None, replay: dict[str, Any],
+                  consumer: placement.Consumer | None = None) -> str:
         with engine.transaction() as session:
-            host = scheduler.select_and_claim(session, request, requested_host)
+            host = scheduler.select_and_claim(session, request, requested_host,
+                                              consumer=consumer)
             container_q.update(session, uuid, {"host": host,
                                                "task_state": consts.CONTAINER_CREATING})
             # The request is kept with the attempt, so the create can move to another host.
@@ -183,6 +193,11 @@ class ContainerAPI:
                                                "task_state": None})
 
     @staticmethod
+    def _forget(uuid: str) -> None:
+        with engine.transaction() as session:
+            node_q.destroy_with_volume_records(session, uuid)
+
+    @staticmethod
     def _undo_create_cast(context: RequestContext, uuid: str, host: str,
                           resources: tuple[float, int, int], exc: BaseException) -> None:
         with engine.transaction() as session:
@@ -191,6 +206,7 @@ class ContainerAPI:
                 "status_reason": f"The create request could not be sent to host {host}: {exc}"})
             claims.release(session, host, *resources)
             action_q.finish_action(session, uuid, context.request_id, error=True)
+            placement.release_after_commit(session, uuid)
 
     # --- lookups --------------------------------------------------------------------------
 
@@ -457,6 +473,7 @@ class ContainerAPI:
             node_q.destroy_with_volume_records(session, container.uuid)
             if host:
                 claims.release(session, host, cpu, memory_mb, disk_gb)
+            placement.release_after_commit(session, container.uuid)
         LOG.warning("Container %s deleted while its host %s is down; the host reaps its "
                     "engine container when it is back", container.uuid, container.host)
 

@@ -33,7 +33,7 @@ from zun.conf import CONF
 from zun.db import engine, models
 from zun.db.queries import actions as action_q
 from zun.db.queries import capsules as capsule_q
-from zun.scheduler import claims, filters, scheduler
+from zun.scheduler import claims, filters, placement, scheduler
 
 LOG = logging.getLogger(__name__)
 
@@ -117,11 +117,20 @@ class CapsuleAPI:
         request = filters.Request(cpu=cpu, memory_mb=memory, disk_gb=0,
                                   availability_zone=plan.availability_zone,
                                   project_id=capsule_values.get("project_id"))
+        consumer = placement.consumer_of(uuid, context.project_id, context.user_id,
+                                         placement.resources_of(cpu, memory, 0))
         try:
-            host = self._schedule(context, uuid, capsule_id, request)
+            host = self._schedule(context, uuid, capsule_id, request, consumer)
         except exception.NoValidHost:
             self._mark_error(capsule_id, scheduler.NO_VALID_HOST_REASON)
             return uuid
+        except exception.PlacementUnavailable:
+            # A 503 the client can retry: it never learns this UUID, so nothing may stay.
+            with engine.transaction() as session:
+                current = capsule_q.get_by_uuid(session, uuid)
+                if current is not None:
+                    capsule_q.destroy(session, current)
+            raise
         except Exception:
             LOG.exception("Scheduling capsule %s failed", uuid)
             self._mark_error(capsule_id, UNEXPECTED_REASON)
@@ -138,14 +147,15 @@ class CapsuleAPI:
                                      f"{exc}"})
                 claims.release(session, host, cpu, memory)
                 action_q.finish_action(session, uuid, context.request_id, error=True)
+                placement.release_after_commit(session, uuid)
             raise
         return uuid
 
     @engine.retry_on_deadlock
     def _schedule(self, context: RequestContext, uuid: str, capsule_id: int,
-                  request: filters.Request) -> str:
+                  request: filters.Request, consumer: placement.Consumer | None = None) -> str:
         with engine.transaction() as session:
-            host = scheduler.select_and_claim(session, request)
+            host = scheduler.select_and_claim(session, request, consumer=consumer)
             capsule_q.update_all(session, capsule_id, {"host": host})
             capsule_q.set_task(session, uuid, {"task_state": consts.CONTAINER_CREATING})
             action_q.start_action(session, context, uuid, "create")

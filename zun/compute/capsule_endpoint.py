@@ -69,7 +69,7 @@ from zun.runtime.contract import ContainerRuntime
 from zun.runtime.docker import spec as spec_mod
 from zun.runtime.docker.client import is_not_found
 from zun.runtime.docker.status import map_docker_state
-from zun.scheduler import claims
+from zun.scheduler import claims, placement
 from zun.volume import local as local_volume
 
 LOG = logging.getLogger(__name__)
@@ -464,6 +464,7 @@ class CapsuleEndpoint(NodePlumbing):
                                          {"host": None, "addresses": None,
                                           "container_id": None, "task_state": None})
                 node_q.delete_volume_records(session, capsule.uuid)
+                placement.release_after_commit(session, capsule.uuid)
         self._event(context, capsule.uuid, "create",
                     exc or exception.ZunException(message=reason))
 
@@ -500,6 +501,7 @@ class CapsuleEndpoint(NodePlumbing):
                 cpu, memory = capsule_q.member_resources(session, current.id)
                 claims.release(session, current.host, cpu, memory)
             capsule_q.destroy(session, current)
+            placement.release_after_commit(session, capsule_uuid)
 
     def _remove_engine_containers(self, capsule_uuid: str) -> None:
         """Members, then the sandbox; a container already gone is fine, a refusal raises."""

@@ -31,6 +31,11 @@ class ContainerEndpoint(ContainerLifecycle, ContainerChanges, ContainerCalls):
             periodic_tasks.update_inventory(self, context)
         except Exception:
             LOG.exception("Initial inventory of %s failed", self.host)
+        try:
+            periodic_tasks.sync_placement(self, context)
+        except Exception:
+            LOG.exception("Reporting %s to Placement failed; retried every "
+                          "[compute]/resource_provider_association_refresh", self.host)
         recovery.recover(self, context)
 
     def periodic_tasks(self) -> list[tuple[Callable[[RequestContext], None], float, bool]]:

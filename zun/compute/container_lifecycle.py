@@ -29,7 +29,7 @@ from zun.db.queries import node as node_q
 from zun.network import access as network_access
 from zun.runtime.docker import health
 from zun.runtime.docker.client import is_not_found
-from zun.scheduler import claims
+from zun.scheduler import claims, placement
 
 LOG = logging.getLogger(__name__)
 
@@ -114,6 +114,7 @@ class ContainerLifecycle(ContainerNodeBase):
             return
         LOG.info("Container %s was deleted while being created; removing it", row.uuid)
         self._undo(row, taken)
+        placement.release(row.uuid)
 
     def _undo(self, row: Any, taken: Taken) -> None:
         """Give back the node-side things a create took (never raises)."""
@@ -144,6 +145,7 @@ class ContainerLifecycle(ContainerNodeBase):
         def release(session: Any) -> None:
             if host:
                 claims.release(session, host, cpu, memory_mb, disk_gb)
+            placement.release_after_commit(session, row.uuid)
 
         values = {"status": consts.ERROR, "status_reason": reason, "task_state": None,
                   "host": None, "container_id": None, "status_detail": None, "addresses": None}
@@ -193,6 +195,7 @@ class ContainerLifecycle(ContainerNodeBase):
                 claims.release(session, current.host, cpu, memory_mb, disk_gb)
             node_q.delete_volume_records(session, container_uuid)
             container_q.destroy(session, container_uuid)
+            placement.release_after_commit(session, container_uuid)
 
     # --- lifecycle actions ----------------------------------------------------------------
 

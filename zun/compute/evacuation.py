@@ -41,7 +41,7 @@ from zun.db.queries import actions as action_q
 from zun.db.queries import attempts as attempt_q
 from zun.db.queries import node as node_q
 from zun.network import docker_network
-from zun.scheduler import claims, scheduler
+from zun.scheduler import claims, placement, scheduler
 
 LOG = logging.getLogger(__name__)
 C = models.Container
@@ -122,7 +122,8 @@ def _evacuate_one(context: RequestContext, row: Any, host: str,
         request = _replay_request(session, current)
         try:
             target = scheduler.select_and_claim(
-                session, relocation.sched_request(current, request), None, exclude={host})
+                session, relocation.sched_request(current, request), None, exclude={host},
+                consumer=relocation.consumer_of(current))
         except exception.NoValidHost:
             return Outcome(row.uuid, row.name, "failed",
                            reason=scheduler.NO_VALID_HOST_REASON), None
@@ -196,6 +197,8 @@ def purge(host: str) -> list[str]:
         ordered = sorted(rows, key=lambda r: r.container_type == consts.TYPE_CAPSULE)
         for row in ordered:
             node_q.destroy_with_volume_records(session, row.uuid)
+            if row.container_type in (consts.TYPE_CONTAINER, consts.TYPE_CAPSULE):
+                placement.release_after_commit(session, row.uuid)
         session.execute(sa.update(models.ComputeNode)
                         .where(models.ComputeNode.hostname == host)
                         .values(cpu_used=0.0, mem_used=0, disk_used=0))

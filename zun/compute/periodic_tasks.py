@@ -7,6 +7,8 @@
   A container gone from the engine becomes Deleted (auto_remove), is rebuilt (auto_heal), or
   goes to Error.
 * :func:`delete_unused_containers`: removes this host's auto_remove containers marked Deleted.
+* :func:`sync_placement` (``[scheduler]/use_placement``): the node's resource provider and
+  inventory reported, its allocations reconciled with its rows (placement_sync.py).
 * :func:`reap_orphans`: removes engine containers labelled ``zun.managed`` that have no row on
   this host (none at all, or one moved to another host while this one was down), once they
   are older than ``[compute]/reap_grace_period``.
@@ -27,7 +29,7 @@ import sqlalchemy as sa
 
 from zun.common import consts
 from zun.common.context import RequestContext
-from zun.compute import auto_heal
+from zun.compute import auto_heal, placement_sync
 from zun.compute.container_lifecycle import ContainerLifecycle
 from zun.conf import CONF
 from zun.db import engine, models
@@ -35,7 +37,7 @@ from zun.db.queries import containers as container_q
 from zun.db.queries import node as node_q
 from zun.runtime.docker.driver import REASON_NOT_IN_ENGINE, host_memory
 from zun.runtime.docker.status import map_docker_state
-from zun.scheduler import inventory
+from zun.scheduler import inventory, placement
 
 LOG = logging.getLogger(__name__)
 
@@ -57,12 +59,16 @@ def tasks_for(manager: ContainerLifecycle) -> list[tuple[Callable[[RequestContex
         functools.update_wrapper(bound, func)
         return bound  # type: ignore[return-value]
 
-    return [
+    tasks = [
         (bind(update_inventory), interval, False),  # init_host already ran it
         (bind(sync_container_state), sync, True),
         (bind(delete_unused_containers), interval, True),
         (bind(reap_orphans), interval, False),
     ]
+    refresh = int(CONF.compute.resource_provider_association_refresh or 0)
+    if placement.enabled() and refresh > 0:
+        tasks.append((bind(sync_placement), float(refresh), False))  # init_host ran it
+    return tasks
 
 
 # --- inventory --------------------------------------------------------------------------------
@@ -108,6 +114,12 @@ def _write_inventory(hostname: str, facts: dict[str, Any]) -> None:
 
 def update_inventory(manager: ContainerLifecycle, context: RequestContext) -> None:
     _write_inventory(manager.host, node_facts(manager))
+
+
+def sync_placement(manager: ContainerLifecycle, context: RequestContext) -> None:
+    """The node's provider, inventory and traits in Placement, and its allocations
+    reconciled with this host's rows (zun.compute.placement_sync)."""
+    placement_sync.sync(manager.host)
 
 
 # --- state sync -------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from zun.conf import CONF
 from zun.db import engine, models
 from zun.db.queries import actions as action_q
 from zun.db.queries import attempts as attempt_q
-from zun.scheduler import claims, filters, scheduler
+from zun.scheduler import claims, filters, placement, scheduler
 
 LOG = logging.getLogger(__name__)
 C = models.Container
@@ -56,6 +56,14 @@ def sched_request(row: Any, request: dict[str, Any]) -> filters.Request:
                            availability_zone=request.get("availability_zone"),
                            hints=dict(request.get("hints") or {}), cpu_policy=row.cpu_policy,
                            project_id=row.project_id)
+
+
+def consumer_of(row: Any) -> placement.Consumer:
+    """The Placement consumer of a container row; moving it to a new host replaces its
+    allocation on the old one (one PUT)."""
+    return placement.consumer_of(
+        row.uuid, row.project_id, row.user_id,
+        placement.resources_of(*claims.container_resources(row.cpu, row.memory, row.disk)))
 
 
 def replay_context(attempt: attempt_q.Attempt) -> RequestContext:
@@ -84,6 +92,8 @@ def _fail(session: Session, row: Any, from_host: str | None, reason: str,
     if won and from_host:
         claims.release(session, from_host, *claims.container_resources(row.cpu, row.memory,
                                                                         row.disk))
+    if won:
+        placement.release_after_commit(session, row.uuid)
     if won and attempt is not None:
         attempt_q.record_failure(session, attempt.action_id, from_host, reason)
         session.execute(sa.update(models.ContainerAction)
@@ -112,7 +122,7 @@ def _move_in(session: Session, uuid: str, from_host: str, reason: str,
     skip = {from_host, *attempt.hosts, *exclude}
     try:
         host = scheduler.select_and_claim(session, sched_request(row, attempt.request), None,
-                                          exclude=skip)
+                                          exclude=skip, consumer=consumer_of(row))
     except exception.NoValidHost:
         _fail(session, row, from_host,
               f"{reason}; no other host can take it: {scheduler.NO_VALID_HOST_REASON}",

@@ -8,7 +8,14 @@ GROUP = cfg.OptGroup(
     "placement_client", title="Placement client", help="Endpoint and TLS settings for Placement."
 )
 
-OPTS = _client.endpoint_opts("Placement")
+OPTS = _client.endpoint_opts("Placement") + [
+    # Not in Zun: added by the rewrite, as Nova's [placement]/endpoint_override.
+    cfg.StrOpt(
+        "endpoint_override",
+        help="[Added by the rewrite, not in Zun] Placement's address, used instead of the "
+        "one in the service catalog (the token still comes from [keystone_auth]).",
+    ),
+]
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

@@ -46,6 +46,18 @@ OPTS = [
         "pass the filters; the first whose claim succeeds gets the container. Zun has no "
         "weigher and takes the first node that fits, which packs.",
     ),
+    # Not in Zun: added by the rewrite (Zun always schedules through Placement).
+    cfg.BoolOpt(
+        "use_placement",
+        default=False,
+        help="[Added by the rewrite, not in Zun] Schedule through Placement: every "
+        "zun-compute reports its resource provider (VCPU, MEMORY_MB, DISK_GB with its own "
+        "allocation ratios and reserves) and reconciles its allocations; zun-api asks "
+        "Placement for allocation candidates and claims each container's allocation there "
+        "(consumer = the container's UUID) as well as in the database. Set it in the "
+        "configuration of zun-api and of every zun-compute. Off: the built-in atomic "
+        "claims alone (Zun always uses Placement).",
+    ),
     cfg.IntOpt(
         "max_placement_results",
         default=1000,

@@ -71,6 +71,8 @@ ADDED = {
     ("DEFAULT", "capsule_init_timeout"),
     ("compute", "reap_grace_period"),
     ("scheduler", "weigher"),
+    ("scheduler", "use_placement"),
+    ("placement_client", "endpoint_override"),
     ("docker", "security_opt_no_new_privileges"),
     ("docker", "cap_drop"),
     ("docker", "cap_add"),

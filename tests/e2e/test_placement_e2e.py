@@ -1,0 +1,390 @@
+"""Scheduling through the real Placement (``[scheduler]/use_placement``), with real zun-all
+processes, the local Docker engine and the local OpenStack's Keystone and Placement.
+
+Run with ``scripts/run-tests.sh -m placement`` (starts the local OpenStack). Every zun-all
+here has a host name of its own (``plc-<hex>``), so its resource provider is this run's
+alone; the providers are deleted at the end. Consumers made by the tests are remembered and
+counted in Placement by the last test: none may be left.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import openstack_env
+import pytest
+from e2e.support import ZunAll, free_port, http, sweep
+
+pytestmark = pytest.mark.placement
+
+MICROVERSION = {"OpenStack-API-Version": "placement 1.38"}
+# The node's own inventory settings: Placement must show these, not Placement's defaults.
+CPU_RATIO = 4.0
+RAM_RATIO = 1.0
+RESERVED_MB = 256
+REFRESH = 2  # [compute]/resource_provider_association_refresh: the reconciliation's period
+
+# Every consumer and provider the tests made: counted and cleaned up at the end.
+CONSUMERS: set[str] = set()
+PROVIDERS: set[str] = set()
+
+
+class Placement:
+    """The admin's view of Placement (the checks read it directly, not through Zun)."""
+
+    def __init__(self, cloud: openstack_env.OpenStackCloud) -> None:
+        self.sess = cloud.session()
+        self.url = self.sess.get_endpoint(service_type="placement", interface="public",
+                                          region_name="RegionOne").rstrip("/")
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        resp = self.sess.request(self.url + path, method, json=body, headers=MICROVERSION,
+                                 raise_exc=False)
+        return resp.status_code, (resp.json() if resp.content else None)
+
+    def get(self, path: str) -> Any:
+        status, body = self.call("GET", path)
+        assert status == 200, (path, status, body)
+        return body
+
+    def providers_named(self, name: str) -> list[dict[str, Any]]:
+        return self.get(f"/resource_providers?name={name}")["resource_providers"]
+
+    def allocations(self, consumer: str) -> dict[str, Any]:
+        return self.get(f"/allocations/{consumer}")
+
+    def on_provider(self, rp: str) -> dict[str, Any]:
+        return self.get(f"/resource_providers/{rp}/allocations")["allocations"]
+
+
+def placement_conf(extra: str = "") -> str:
+    """[keystone_auth] and [placement_client] of the local OpenStack, Placement on."""
+    text = openstack_env.script("zun-conf", timeout=60).stdout
+    keep, section = [], None
+    for line in text.splitlines():
+        if line.startswith("["):
+            section = line.strip()
+        if section in ("[keystone_auth]", "[placement_client]"):
+            keep.append(line)
+    return ("\n".join(keep) + "\n[scheduler]\nuse_placement = true\n"
+            f"[compute]\ncpu_allocation_ratio = {CPU_RATIO}\n"
+            f"ram_allocation_ratio = {RAM_RATIO}\nreserved_host_memory_mb = {RESERVED_MB}\n"
+            f"resource_provider_association_refresh = {REFRESH}\n" + extra)
+
+
+def make_server(base: Path, extra: str = "") -> ZunAll:
+    server = ZunAll(base, host=f"plc-{uuid.uuid4().hex[:10]}")
+    server.config.write_text(server.config.read_text() + placement_conf(extra))
+    return server
+
+
+def wait(predicate: Any, what: str, timeout: float = 60) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture(scope="module")
+def placement(openstack_cloud: openstack_env.OpenStackCloud) -> Iterator[Placement]:
+    api = Placement(openstack_cloud)
+    yield api
+    for consumer in CONSUMERS:
+        api.call("DELETE", f"/allocations/{consumer}")
+    for rp in PROVIDERS:
+        api.call("DELETE", f"/resource_providers/{rp}")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, docker_client: Any, busybox_image: str,
+           placement: Placement) -> Iterator[ZunAll]:
+    zun_all = make_server(tmp_path_factory.mktemp("zun-all-placement")).start()
+    try:
+        yield zun_all
+    finally:
+        zun_all.stop()
+        sweep(docker_client, zun_all.host)
+
+
+@pytest.fixture(scope="module")
+def provider(server: ZunAll, placement: Placement) -> dict[str, Any]:
+    found = wait(lambda: placement.providers_named(server.host), "the node's provider")
+    PROVIDERS.add(found[0]["uuid"])
+    return found[0]
+
+
+def create(server: ZunAll, body: dict[str, Any], run: bool = True) -> str:
+    status, created = http(server, "POST", "/v1/containers" + ("?run=true" if run else ""),
+                           body)
+    assert status == 202, created
+    CONSUMERS.add(created["uuid"])
+    return str(created["uuid"])
+
+
+def settled(server: ZunAll, uuid_: str, timeout: float = 90) -> dict[str, Any]:
+    def done() -> dict[str, Any] | None:
+        status, body = http(server, "GET", f"/v1/containers/{uuid_}")
+        assert status == 200, body
+        if body["status"] not in ("Creating",) and body["task_state"] is None:
+            return body
+        return None
+
+    return wait(done, f"container {uuid_} to settle", timeout)
+
+
+def delete(server: ZunAll, uuid_: str) -> None:
+    status, body = http(server, "DELETE", f"/v1/containers/{uuid_}?force=true")
+    assert status == 204, body
+
+    def gone() -> bool:
+        return http(server, "GET", f"/v1/containers/{uuid_}")[0] == 404
+
+    wait(gone, f"container {uuid_} to be deleted")
+
+
+def sleeper(image: str, **extra: Any) -> dict[str, Any]:
+    return {"image": image, "image_pull_policy": "ifnotpresent",
+            "command": ["sleep", "3600"], **extra}
+
+
+# --- inventory ----------------------------------------------------------------------------------
+
+def test_inventory_reported_with_the_nodes_own_ratios_and_reserves(
+        server: ZunAll, provider: dict[str, Any], placement: Placement) -> None:
+    assert provider["name"] == server.host
+    status, host = http(server, "GET", f"/v1/hosts/{server.host}")
+    assert status == 200, host
+    # The original's naming: the provider's UUID is the compute node's.
+    assert provider["uuid"] == host["uuid"]
+    inventories = placement.get(f"/resource_providers/{provider['uuid']}/inventories")
+    inv = inventories["inventories"]
+    assert inv["VCPU"]["total"] == int(host["cpus"])
+    assert inv["VCPU"]["allocation_ratio"] == CPU_RATIO
+    assert inv["MEMORY_MB"]["total"] == int(host["mem_total"])
+    assert inv["MEMORY_MB"]["reserved"] == RESERVED_MB
+    assert inv["MEMORY_MB"]["allocation_ratio"] == RAM_RATIO
+    assert inv["DISK_GB"]["total"] == int(host["disk_total"])
+    traits = placement.get(f"/resource_providers/{provider['uuid']}/traits")["traits"]
+    assert "CUSTOM_ZUN_COMPUTE_STATUS_DISABLED" not in traits
+
+
+# --- claim and release ----------------------------------------------------------------------------
+
+def test_create_claims_the_allocation_and_delete_releases_it(
+        server: ZunAll, provider: dict[str, Any], placement: Placement,
+        busybox_image: str) -> None:
+    uuid_ = create(server, sleeper(busybox_image, cpu=0.5, memory=64))
+    # The allocation is claimed by zun-api before the 202, with the container as consumer.
+    allocation = placement.allocations(uuid_)
+    assert allocation["allocations"] == {
+        provider["uuid"]: {"resources": {"VCPU": 1, "MEMORY_MB": 64},
+                           "generation": allocation["allocations"][provider["uuid"]][
+                               "generation"]}}
+    assert allocation["project_id"] == "default"
+    assert allocation["consumer_type"] == "ZUN_CONTAINER"
+    assert settled(server, uuid_)["status"] == "Running"
+    delete(server, uuid_)
+    assert placement.allocations(uuid_)["allocations"] == {}
+
+
+def test_failed_create_on_the_node_releases_the_allocation(
+        server: ZunAll, provider: dict[str, Any], placement: Placement) -> None:
+    uuid_ = create(server, {"image": f"zun-test/absent-{uuid.uuid4().hex[:8]}:latest",
+                            "image_pull_policy": "never", "memory": 32})
+    shown = settled(server, uuid_)
+    assert shown["status"] == "Error", shown
+    wait(lambda: placement.allocations(uuid_)["allocations"] == {},
+         "the allocation of the failed create to go")
+    delete(server, uuid_)
+
+
+def test_capsule_claims_the_sum_of_its_members_and_releases_it(
+        server: ZunAll, provider: dict[str, Any], placement: Placement,
+        busybox_image: str) -> None:
+    template = {"kind": "capsule", "metadata": {"name": f"plc-{uuid.uuid4().hex[:6]}"},
+                "spec": {"containers": [
+                    {"image": busybox_image, "command": ["sleep", "3600"],
+                     "imagePullPolicy": "IfNotPresent",
+                     "resources": {"requests": {"cpu": 0.1, "memory": 32}}},
+                    {"image": busybox_image, "command": ["sleep", "3600"],
+                     "imagePullPolicy": "IfNotPresent",
+                     "resources": {"requests": {"cpu": 0.2, "memory": 48}}}]}}
+    status, body = http(server, "POST", "/v1/capsules", {"template": template})
+    assert status == 202, body
+    CONSUMERS.add(body["uuid"])
+    allocation = placement.allocations(body["uuid"])["allocations"]
+    assert allocation[provider["uuid"]]["resources"] == {"VCPU": 1, "MEMORY_MB": 80}
+
+    def capsule_settled() -> bool:
+        return http(server, "GET", f"/v1/capsules/{body['uuid']}")[1]["status"] \
+            not in ("Creating",)
+
+    wait(capsule_settled, "the capsule to settle", 120)
+    status, deleted = http(server, "DELETE", f"/v1/capsules/{body['uuid']}")
+    assert status == 204, deleted
+    wait(lambda: http(server, "GET", f"/v1/capsules/{body['uuid']}")[0] == 404,
+         "the capsule to go", 90)
+    assert placement.allocations(body["uuid"])["allocations"] == {}
+
+
+# --- a node shared with Nova --------------------------------------------------------------------
+
+def test_a_nova_consumer_on_the_same_provider_is_never_double_booked(
+        server: ZunAll, provider: dict[str, Any], placement: Placement,
+        busybox_image: str) -> None:
+    rp = provider["uuid"]
+    inv = placement.get(f"/resource_providers/{rp}/inventories")["inventories"]["MEMORY_MB"]
+    capacity = int((inv["total"] - inv["reserved"]) * inv["allocation_ratio"])
+    used = sum(a["resources"].get("MEMORY_MB", 0)
+               for a in placement.on_provider(rp).values())
+    # "Nova" takes all the memory but 100 MiB, straight through the Placement API.
+    nova = str(uuid.uuid4())
+    CONSUMERS.add(nova)
+    nova_mb = capacity - used - 100
+    status, body = placement.call("PUT", f"/allocations/{nova}", {
+        "allocations": {rp: {"resources": {"MEMORY_MB": nova_mb, "VCPU": 1}}},
+        "project_id": str(uuid.uuid4()), "user_id": str(uuid.uuid4()),
+        "consumer_generation": None, "consumer_type": "INSTANCE"})
+    assert status == 204, body
+    try:
+        # Zun's own bookkeeping knows nothing of Nova: only Placement can refuse this one.
+        too_big = create(server, sleeper(busybox_image, memory=200), run=False)
+        shown = settled(server, too_big)
+        assert shown["status"] == "Error"
+        assert shown["status_reason"] == "There are not enough hosts available."
+        assert placement.allocations(too_big)["allocations"] == {}
+        fits = create(server, sleeper(busybox_image, memory=64))
+        assert settled(server, fits)["status"] == "Running"
+        booked = sum(a["resources"].get("MEMORY_MB", 0)
+                     for a in placement.on_provider(rp).values())
+        assert booked <= capacity
+        assert placement.on_provider(rp)[fits]["resources"]["MEMORY_MB"] == 64
+        # The reconciliation leaves Nova's allocation alone.
+        time.sleep(REFRESH * 2)
+        assert placement.allocations(nova)["allocations"][rp]["resources"]["MEMORY_MB"] \
+            == nova_mb
+        delete(server, fits)
+        delete(server, too_big)
+    finally:
+        placement.call("DELETE", f"/allocations/{nova}")
+
+
+# --- drift ----------------------------------------------------------------------------------------
+
+def test_reconciliation_heals_drift_both_ways(
+        server: ZunAll, provider: dict[str, Any], placement: Placement,
+        busybox_image: str) -> None:
+    rp = provider["uuid"]
+    uuid_ = create(server, sleeper(busybox_image, memory=48))
+    assert settled(server, uuid_)["status"] == "Running"
+    # Lost: the running container's allocation disappears.
+    status, _ = placement.call("DELETE", f"/allocations/{uuid_}")
+    assert status == 204
+    # Leaked: an allocation of Zun's kind for a container that does not exist.
+    ghost = str(uuid.uuid4())
+    CONSUMERS.add(ghost)
+    status, body = placement.call("PUT", f"/allocations/{ghost}", {
+        "allocations": {rp: {"resources": {"MEMORY_MB": 16, "VCPU": 1}}},
+        "project_id": "default", "user_id": "default", "consumer_generation": None,
+        "consumer_type": "ZUN_CONTAINER"})
+    assert status == 204, body
+    wait(lambda: placement.allocations(uuid_)["allocations"].get(rp),
+         "the running container's allocation to come back", REFRESH * 15)
+    assert placement.allocations(uuid_)["allocations"][rp]["resources"] == {
+        "VCPU": 1, "MEMORY_MB": 48}
+    wait(lambda: placement.allocations(ghost)["allocations"] == {},
+         "the leaked allocation to be deleted", REFRESH * 15)
+    delete(server, uuid_)
+    assert placement.allocations(uuid_)["allocations"] == {}
+
+
+# --- restart --------------------------------------------------------------------------------------
+
+def test_restarted_node_finds_its_provider_again(
+        server: ZunAll, provider: dict[str, Any], placement: Placement,
+        busybox_image: str) -> None:
+    uuid_ = create(server, sleeper(busybox_image, memory=40))
+    assert settled(server, uuid_)["status"] == "Running"
+    server.stop()
+    server.start()
+    time.sleep(REFRESH * 2)  # at least one reconciliation after the restart
+    found = placement.providers_named(server.host)
+    assert [p["uuid"] for p in found] == [provider["uuid"]]
+    assert placement.allocations(uuid_)["allocations"][provider["uuid"]]["resources"] == {
+        "VCPU": 1, "MEMORY_MB": 40}
+    delete(server, uuid_)
+
+
+def test_a_provider_already_named_after_the_node_is_adopted(
+        tmp_path: Path, placement: Placement, docker_client: Any) -> None:
+    # As when the node's database row was lost, or Nova made the provider: same name,
+    # another UUID. The node must use that provider, not make a second one.
+    host = f"plc-{uuid.uuid4().hex[:10]}"
+    existing = str(uuid.uuid4())
+    status, body = placement.call("POST", "/resource_providers",
+                                  {"name": host, "uuid": existing})
+    assert status == 200, body
+    PROVIDERS.add(existing)
+    zun_all = ZunAll(tmp_path, host=host)
+    zun_all.config.write_text(zun_all.config.read_text() + placement_conf())
+    zun_all.start()
+    try:
+        wait(lambda: "VCPU" in placement.get(
+            f"/resource_providers/{existing}/inventories")["inventories"],
+            "the inventory on the existing provider")
+        assert [p["uuid"] for p in placement.providers_named(host)] == [existing]
+    finally:
+        zun_all.stop()
+        sweep(docker_client, host)
+
+
+# --- Placement unreachable ------------------------------------------------------------------------
+
+def test_placement_unreachable_is_a_503_and_leaves_nothing(
+        tmp_path: Path, placement: Placement, docker_client: Any, busybox_image: str) -> None:
+    # Nothing listens on this port (the helper's range): every call is refused.
+    dead = f"http://127.0.0.1:{free_port()}"
+    zun_all = make_server(tmp_path, f"[placement_client]\nendpoint_override = {dead}\n")
+    zun_all.start()
+    try:
+        status, body = http(zun_all, "POST", "/v1/containers?run=true",
+                            sleeper(busybox_image, memory=32))
+        assert status == 503, body
+        error = body["errors"][0]
+        assert error["code"] == "container.placement-unavailable", error
+        assert "placement service is unavailable" in error["detail"], error
+        # The client never got a UUID: no row may stay (nor quota, nor claim).
+        status, listed = http(zun_all, "GET", "/v1/containers")
+        assert status == 200 and listed["containers"] == [], listed
+        status, body = http(zun_all, "POST", "/v1/capsules", {"template": {
+            "kind": "capsule", "metadata": {"name": "plc-down"},
+            "spec": {"containers": [{"image": busybox_image}]}}})
+        assert status == 503, body
+        assert body["errors"][0]["code"] == "container.placement-unavailable"
+        status, listed = http(zun_all, "GET", "/v1/capsules")
+        assert status == 200 and listed["capsules"] == [], listed
+        status, host = http(zun_all, "GET", f"/v1/hosts/{zun_all.host}")
+        assert status == 200 and float(host["cpu_used"]) == 0.0, host
+    finally:
+        zun_all.stop()
+        sweep(docker_client, zun_all.host)
+    assert placement.providers_named(zun_all.host) == []
+
+
+# --- nothing leaked -----------------------------------------------------------------------------
+
+def test_no_allocation_is_left_behind(server: ZunAll, provider: dict[str, Any],
+                                      placement: Placement) -> None:
+    """Last: every consumer the tests made, and the node's provider, hold nothing."""
+    leaked = {c: a for c in sorted(CONSUMERS)
+              if (a := placement.allocations(c)["allocations"])}
+    assert leaked == {}, leaked
+    assert placement.on_provider(provider["uuid"]) == {}
+    assert len(CONSUMERS) >= 8
