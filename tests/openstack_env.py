@@ -105,3 +105,50 @@ def delete_account(cloud: OpenStackCloud, account: Account) -> None:
     ks = cloud.auth_url.rstrip("/")
     sess.delete(f"{ks}/users/{account.user_id}", raise_exc=False)
     sess.delete(f"{ks}/projects/{account.project_id}", raise_exc=False)
+
+
+def zun_conf_sections(*names: str) -> dict[str, dict[str, str]]:
+    """Sections of the script's ``zun-conf`` output (e.g. ``keystone_auth``), as dicts."""
+    wanted = set(names)
+    out: dict[str, dict[str, str]] = {}
+    section: str | None = None
+    for line in script("zun-conf", timeout=60).stdout.splitlines():
+        line = line.strip()
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1]
+            continue
+        if section in wanted and "=" in line and not line.startswith("#"):
+            key, value = line.split("=", 1)
+            out.setdefault(section, {})[key.strip()] = value.strip()
+    return out
+
+
+class PlacementAdmin:
+    """Placement as the cloud's admin sees it (tests check it directly, not through Zun)."""
+
+    HEADERS = {"OpenStack-API-Version": "placement 1.38"}
+
+    def __init__(self, cloud: OpenStackCloud) -> None:
+        self.sess = cloud.session()
+        self.url = self.sess.get_endpoint(service_type="placement", interface="public",
+                                          region_name="RegionOne").rstrip("/")
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        resp = self.sess.request(self.url + path, method, json=body, headers=self.HEADERS,
+                                 raise_exc=False)
+        return resp.status_code, (resp.json() if resp.content else None)
+
+    def get(self, path: str) -> Any:
+        status, body = self.call("GET", path)
+        assert status == 200, (path, status, body)
+        return body
+
+    def providers_named(self, name: str) -> list[dict[str, Any]]:
+        return self.get(f"/resource_providers?name={name}")["resource_providers"]
+
+    def allocations(self, consumer: str) -> dict[str, Any]:
+        """``{"allocations": {rp: {"resources": ...}}, "consumer_type": ...}``."""
+        return self.get(f"/allocations/{consumer}")
+
+    def on_provider(self, rp: str) -> dict[str, Any]:
+        return self.get(f"/resource_providers/{rp}/allocations")["allocations"]

@@ -541,6 +541,8 @@ class ContainerAPI:
             shrink_cpu, shrink_mem = max(-delta_cpu, 0), max(-delta_mem, 0)
             if shrink_cpu or shrink_mem:
                 claims.release(session, host, shrink_cpu, shrink_mem)
+            if placement.enabled():
+                _resize_allocation(session, container, host, whole)
 
     # --- calls ----------------------------------------------------------------------------
 
@@ -552,6 +554,22 @@ class ContainerAPI:
         host = self.rpcapi.require_up(container.host, container.uuid)
         _require_engine(host, container.uuid)
         return send(host)
+
+
+def _resize_allocation(session: Any, container: models.Container, host: str,
+                       whole: tuple[float, int, int]) -> None:
+    """The container's allocation in Placement set to its new limits, in the transaction
+    that stores them (a rollback puts the old one back); 409 when Placement has no room."""
+    rp = scheduler.provider_uuids(session, [host]).get(host)
+    if rp is None:
+        return  # the node has not reported to Placement: its reconciliation will
+    consumer = placement.consumer_of(
+        container.uuid, container.project_id, container.user_id,
+        placement.resources_of(whole[0], whole[1], container.disk))
+    if not placement.claim_in_transaction(session, consumer, rp):
+        raise exception.Conflict(
+            message=f"Host {host} does not have enough resources for this update "
+                    "(Placement refused the new allocation).")
 
 
 _API: ContainerAPI | None = None

@@ -138,8 +138,10 @@ def _rows_elsewhere(uuids: list[str]) -> dict[str, tuple[str | None, str]]:
 def reconcile(host: str, rp_uuid: str, result: Report | None = None) -> Report:
     result = result or Report(rp_uuid=rp_uuid)
     api = placement.client()
-    expected, creating = _expected(host)
+    # Placement first, rows second: a container deleted in between is then a stranger whose
+    # allocation is deleted (again), never a row that seems to lack one and gets it back.
     have = api.provider_allocations(rp_uuid)
+    expected, creating = _expected(host)
     strangers = [consumer for consumer in have if consumer not in expected]
     known = _rows_elsewhere(strangers)
     for consumer in strangers:
