@@ -101,8 +101,13 @@ class ContainerLifecycle(ContainerNodeBase):
             return False
         row.container_id = None  # remove the engine container by its name, if any
         self._undo(row, taken)
-        target = relocation.move(row.uuid, self.host,
-                                 f"its container engine failed: {reason_of(exc)}")
+        try:
+            target = relocation.move(row.uuid, self.host,
+                                     f"its container engine failed: {reason_of(exc)}")
+        except exception.PlacementUnavailable as down:
+            # Not left Creating here: the caller fails the create (Error, claim released).
+            LOG.warning("Container %s: create not moved: %s", row.uuid, down)
+            return False
         LOG.warning("Container %s: create %s", row.uuid,
                     f"moved to {target}" if target else "not moved (see its status)")
         return True

@@ -124,10 +124,15 @@ def _select_with_placement(session: Session, request: filters.Request,
             continue
         if not claims.claim(session, host, request.cpu, request.memory_mb, request.disk_gb):
             continue
-        if current is None:
-            current = api.get_allocations(consumer.uuid)
-        if placement.claim_in_transaction(session, consumer, rp, current):
-            return host
+        try:
+            if current is None:
+                current = api.get_allocations(consumer.uuid)
+            if placement.claim_in_transaction(session, consumer, rp, current):
+                return host
+        except Exception:
+            # The caller may go on with this transaction (to record the failure).
+            claims.release(session, host, request.cpu, request.memory_mb, request.disk_gb)
+            raise
         # Placement says no room (another consumer took it meanwhile): give the claim back.
         claims.release(session, host, request.cpu, request.memory_mb, request.disk_gb)
         current = None
