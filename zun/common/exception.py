@@ -306,6 +306,13 @@ class ImageFormatNotSupported(Invalid):
                '%(container_format)s); Zun runs only Glance images with container_format docker.')
     code = 400
 
+class TokenRefused(ZunException):
+    """Keystone refused the request's token when zun-api used it toward another service (it
+    expired or was revoked after keystonemiddleware accepted it, or no middleware checked it)."""
+    message = 'Keystone refused the request\'s token: %(reason)s'
+    code = 401
+
+
 class GlanceUnavailable(ZunException):
     message = 'The image service (Glance) is unavailable: %(reason)s'
     code = 503

@@ -9,7 +9,8 @@ its visibility rules: another project's private image is simply not there) or th
 Failures are Zun exceptions with a clear code: Glance unreachable or answering 5xx is
 ``GlanceUnavailable`` (503); an image that is not a Docker image ``ImageFormatNotSupported``
 (400); no match ``ImageNotFound`` (400, as the original); several matches for a name
-``Conflict`` (409).
+``Conflict`` (409); Keystone refusing the user's token ``TokenRefused`` (401), refusing zun's
+own credentials ``GlanceUnavailable``.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def for_request(context: Any, conf: Any = None) -> GlanceClient:
     """The client zun-api uses for a request: the user's token, zun.conf's [glance_client]."""
     if conf is None:
         from zun.conf import CONF as conf
-    return GlanceClient(user_session(conf, context), conf)
+    return GlanceClient(user_session(conf, context), conf, as_user=True)
 
 
 def for_service(conf: Any = None) -> GlanceClient:
@@ -134,10 +135,22 @@ def service_session(conf: Any) -> ks_session.Session:
 
 class GlanceClient:
     def __init__(self, session: ks_session.Session, conf: Any = None,
-                 endpoint: str | None = None) -> None:
+                 endpoint: str | None = None, as_user: bool = False) -> None:
         self._session = session
         self._conf = conf
         self._endpoint = endpoint.rstrip("/") if endpoint else None
+        # Whose credentials a Keystone refusal is about: the caller's token (401) or zun's
+        # own [keystone_auth] (a deployment fault: 503).
+        self._as_user = as_user
+
+    def _auth_refused(self, exc: Exception) -> exception.ZunException:
+        status = getattr(exc, "http_status", None)
+        if isinstance(status, int) and status >= 500:
+            return exception.GlanceUnavailable(reason=f"Keystone answered {status}: {exc}")
+        if self._as_user:
+            return exception.TokenRefused(reason=str(exc))
+        return exception.GlanceUnavailable(
+            reason=f"Keystone refused zun's service credentials ([keystone_auth]): {exc}")
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -157,6 +170,8 @@ class GlanceClient:
                 url = self._session.get_endpoint(**options)
             except ks_exc.ConnectionError as exc:
                 raise _unavailable(exc) from exc
+            except (ks_exc.HttpError, ks_exc.AuthorizationFailure) as exc:
+                raise self._auth_refused(exc) from exc
             except ks_exc.EndpointNotFound as exc:
                 raise exception.GlanceUnavailable(
                     reason="no image endpoint in the service catalog") from exc
@@ -192,8 +207,9 @@ class GlanceClient:
             resp = self._session.request(self.endpoint() + path, method, **kwargs)
         except ks_exc.ConnectionError as exc:
             raise _unavailable(exc) from exc
-        except ks_exc.Unauthorized as exc:
-            raise exception.AuthorizationFailure(client="glance", message=str(exc)) from exc
+        except (ks_exc.HttpError, ks_exc.AuthorizationFailure) as exc:
+            # raise_exc=False: only the authentication step (Keystone) raises these.
+            raise self._auth_refused(exc) from exc
         if resp.status_code >= 500:
             raise exception.GlanceUnavailable(
                 reason=f"Glance answered {resp.status_code} to {method} {path}")

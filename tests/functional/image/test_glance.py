@@ -174,3 +174,15 @@ def test_service_credentials_keep_the_projects_visibility(
                        for_project=accounts.b.project_id).id == images.other_project["id"]
     assert client.find(images.docker["name"],
                        for_project=accounts.a.project_id).id == images.docker["id"]
+
+
+def test_refused_service_credentials_are_503(
+    openstack_cloud: openstack_env.OpenStackCloud, images: Any, tmp_path: Path,
+) -> None:
+    conf = make_conf(openstack_cloud, tmp_path, auth_type="password", username="zun",
+                     password="not-the-password", project_name="service",
+                     user_domain_name="Default", project_domain_name="Default")
+    with pytest.raises(exception.GlanceUnavailable) as err:
+        glance_client.for_service(conf).find(images.docker["id"])
+    assert err.value.code == 503
+    assert "Keystone refused zun's service credentials" in str(err.value)

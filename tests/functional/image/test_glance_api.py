@@ -52,6 +52,22 @@ def test_search_without_a_token_is_a_clear_400(api: ApiClient, glance_conf: None
     assert r.status == 400 and "Keystone token" in r.error["detail"], r
 
 
+def test_a_token_keystone_refuses_is_a_401(api: ApiClient, glance_conf: None, agent: Any,
+                                           accounts: Any, images: Any) -> None:
+    """A token that passed the middleware but that Keystone refuses when zun-api uses it
+    toward Glance (revoked, expired, or here never issued): 401, nothing made."""
+    headers = {"X-Auth-Token": "gAAAAAB-not-a-token-Keystone-issued"}
+    member = api.as_member(accounts.a.project_id, user=accounts.a.user_id)
+    admin = api.as_member(accounts.a.project_id, user=accounts.a.user_id, roles="admin")
+    for r in (member.get("/v1/images/zun-test-/search?image_driver=glance", headers=headers),
+              _create(member, headers, images.docker["name"]),
+              admin.post("/v1/images", headers=headers,
+                         json={"repo": images.docker["id"], "host": agent.host})):
+        assert r.status == 401 and r.error["code"] == "container.token-refused", r
+        assert "Keystone refused the request's token" in r.error["detail"], r
+    _nothing_left(accounts.a.project_id)
+
+
 def _create(member: ApiClient, headers: dict[str, str], image: str) -> Any:
     return member.at("1.40").post("/v1/containers", headers=headers, json={
         "image": image, "image_driver": "glance", "name": f"zun-test-{uuid.uuid4().hex[:8]}"})
