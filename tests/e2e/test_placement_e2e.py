@@ -359,6 +359,41 @@ def test_a_provider_already_named_after_the_node_is_adopted(
         sweep(docker_client, host)
 
 
+def test_host_shared_with_nova_books_on_novas_provider_and_keeps_its_inventory(
+        tmp_path: Path, placement: Placement, docker_client: Any, busybox_image: str) -> None:
+    host = f"plc-{uuid.uuid4().hex[:10]}"
+    nova_rp = str(uuid.uuid4())
+    status, body = placement.call("POST", "/resource_providers", {"name": host, "uuid": nova_rp})
+    assert status == 200, body
+    PROVIDERS.add(nova_rp)
+    nova_inventory = {"VCPU": {"total": 8, "reserved": 0, "min_unit": 1, "max_unit": 8,
+                               "step_size": 1, "allocation_ratio": 16.0},
+                      "MEMORY_MB": {"total": 4096, "reserved": 512, "min_unit": 1,
+                                    "max_unit": 4096, "step_size": 1, "allocation_ratio": 1.5}}
+    status, body = placement.call("PUT", f"/resource_providers/{nova_rp}/inventories", {
+        "resource_provider_generation": 0, "inventories": nova_inventory})
+    assert status == 200, body
+    zun_all = ZunAll(tmp_path, host=host)
+    zun_all.config.write_text(zun_all.config.read_text()
+                              + placement_conf("host_shared_with_nova = true\n"))
+    zun_all.start()
+    try:
+        uuid_ = create(zun_all, sleeper(busybox_image, memory=32))
+        assert set(placement.allocations(uuid_)["allocations"]) == {nova_rp}
+        assert settled(zun_all, uuid_)["status"] == "Running"
+        time.sleep(REFRESH * 2)  # reports since: Nova's inventory is still Nova's
+        inventories = placement.get(f"/resource_providers/{nova_rp}/inventories")
+        assert {rc: (inv["total"], inv["reserved"], inv["allocation_ratio"])
+                for rc, inv in inventories["inventories"].items()} == {
+            "VCPU": (8, 0, 16.0), "MEMORY_MB": (4096, 512, 1.5)}
+        assert [p["uuid"] for p in placement.providers_named(host)] == [nova_rp]
+        delete(zun_all, uuid_)
+        released(placement, uuid_)
+    finally:
+        zun_all.stop()
+        sweep(docker_client, host)
+
+
 # --- Placement unreachable ------------------------------------------------------------------------
 
 def test_placement_unreachable_is_a_503_and_leaves_nothing(
