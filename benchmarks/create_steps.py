@@ -78,7 +78,9 @@ class Zun:
         config.write_text(f"[DEFAULT]\nhost = {self.host}\n[websocket_proxy]\n"
                           f"wsproxy_host = 127.0.0.1\nwsproxy_port = {_free_port()}\n")
         self.log = (base / "zun-all.log").open("wb")
-        probe = Path(__file__).with_name("_create_probe.py")
+        # ZUN_BENCH_PROBE: another probe script (e.g. one that also profiles).
+        probe = Path(os.environ.get("ZUN_BENCH_PROBE")
+                     or Path(__file__).with_name("_create_probe.py"))
         self.proc = subprocess.Popen(
             [sys.executable, str(probe), "--state-dir", str(base / "state"),
              "--port", str(self.port), "--config-file", str(config)],

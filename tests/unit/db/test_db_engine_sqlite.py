@@ -166,3 +166,74 @@ def test_other_errors_are_not_retried(db_file: Path) -> None:
     with pytest.raises(db_exc.DBDuplicateEntry):
         insert_twice()
     assert len(tries) == 1
+
+
+def test_sqlite_file_connections_are_pooled(db_file: Path) -> None:
+    # oslo.db would hand out a new connection (file open, pragmas, schema parse) each time.
+    engine = db_engine.get_engine()
+    assert isinstance(engine.pool, sa.pool.QueuePool)
+    seen = set()
+    for _ in range(3):
+        with db_engine.transaction(readonly=True) as session:
+            seen.add(id(session.connection().connection.dbapi_connection))
+    assert len(seen) == 1
+
+
+def test_writers_of_one_process_queue_in_order_of_the_lock(db_file: Path) -> None:
+    # The second writer waits on the in-process lock, not in SQLite's busy handler, and goes
+    # on as soon as the first commits.
+    order: list[str] = []
+    first_in = threading.Event()
+    release = threading.Event()
+
+    def first() -> None:
+        with db_engine.transaction() as session:
+            session.add(models.Container(uuid="first"))
+            session.flush()
+            first_in.set()
+            release.wait(10)
+            order.append("first")
+
+    def second() -> None:
+        with db_engine.transaction() as session:
+            order.append("second")
+            session.add(models.Container(uuid="second"))
+
+    a = threading.Thread(target=first)
+    a.start()
+    assert first_in.wait(10)
+    b = threading.Thread(target=second)
+    b.start()
+    b.join(0.3)
+    assert b.is_alive() and order == []  # queued behind the first writer...
+    assert db_engine.get_engine().pool.checkedout() == 1  # ...before taking a connection
+    release.set()
+    a.join(10)
+    b.join(10)
+    assert order == ["first", "second"]
+    with db_engine.transaction(readonly=True) as session:
+        assert sorted(session.scalars(sa.select(models.Container.uuid))) == ["first", "second"]
+
+
+def test_a_writer_waiting_too_long_gets_database_is_locked(
+        db_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(db_engine, "SQLITE_BUSY_TIMEOUT_MS", 100)
+    holding = threading.Event()
+    done = threading.Event()
+
+    def hold() -> None:
+        with db_engine.transaction():
+            holding.set()
+            done.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert holding.wait(10)
+        with pytest.raises(sa.exc.OperationalError, match="database is locked") as caught:
+            with db_engine.transaction():
+                pass
+        assert db_engine._is_sqlite_busy(caught.value)  # what retry_on_deadlock retries
+    finally:
+        done.set()
+        holder.join(10)
