@@ -64,9 +64,8 @@ def install() -> None:
     def insert_uuid(_self: Any, _ctx: Any, values: dict[str, Any], *_a: Any, **_k: Any) -> str:
         return values.get("uuid")
 
-    _wrap(api.ContainerAPI, "_insert", "api: quota + insert", insert_uuid)
-    _wrap(api.ContainerAPI, "_schedule", "api: schedule + claim",
-          lambda _s, _c, uuid, *a, **k: uuid)
+    _wrap(api.ContainerAPI, "_insert_and_schedule", "api: quota + insert + schedule + claim",
+          insert_uuid)
     _wrap(rpcapi.ContainerRPCAPI, "container_create", "api: cast",
           lambda _s, _c, _h, uuid, *a, **k: uuid)
     _wrap(container_lifecycle.ContainerLifecycle, "_do_create", "node: whole create",

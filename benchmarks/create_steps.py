@@ -57,7 +57,7 @@ COMMAND = ["sleep", "300"]
 CPU = 0.1
 MEMORY_MB = 32
 HEADERS = {"OpenStack-API-Version": "container 1.40", "Content-Type": "application/json"}
-STEP_ORDER = ("api: quota + insert", "api: schedule + claim", "api: cast", "node: queue",
+STEP_ORDER = ("api: quota + insert + schedule + claim", "api: cast", "node: queue",
               "node: image check", "node: volumes", "node: network", "node: docker create",
               "node: docker start", "node: inspect", "node: status write",
               "client: write -> seen")

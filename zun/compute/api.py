@@ -2,12 +2,12 @@
 
 Every request that changes a container leaves a persisted, explainable state:
 
-* create: the row is inserted (``Creating``) in the same transaction that enforces the quota;
-  scheduling then claims resources atomically on one host and records the ``create`` action;
-  the cast follows. No host: the row goes to ``Error`` "There are not enough hosts available."
-  (202, as in Zun). Any later failure (scheduler bug, bus down) puts the row in ``Error`` with
-  the reason and gives the claim back. Quota usage is derived from rows, as in Zun, so an
-  ``Error`` row keeps counting until it is deleted.
+* create: ONE transaction enforces the quota, inserts the row (``Creating``), claims resources
+  atomically on one host and records the ``create`` action; the cast follows. No host: the
+  row goes to ``Error`` "There are not enough hosts available." (202, as in Zun). Any later
+  failure (scheduler bug, bus down) puts the row in ``Error`` with the reason and no claim.
+  Quota usage is derived from rows, as in Zun, so an ``Error`` row keeps counting until it is
+  deleted.
 * actions sent to a node (casts): the host must be up, then ONE conditional UPDATE sets
   ``task_state`` (compare-and-swap: the status must allow the action and no other action may
   be under way), the action is recorded, and the cast is sent. Two concurrent requests: one
@@ -121,8 +121,6 @@ class ContainerAPI:
         uuid = values["uuid"]
         cpu, memory_mb, disk_gb = claims.container_resources(
             values.get("cpu"), values.get("memory"), values.get("disk"))
-        self._insert(context, values, request.requested_host,
-                     {"containers": 1, "cpu": cpu, "memory": memory_mb, "disk": disk_gb})
         sched_request = filters.Request(
             cpu=cpu, memory_mb=memory_mb, disk_gb=disk_gb, runtime=values.get("runtime"),
             availability_zone=request.availability_zone, hints=request.hints,
@@ -134,20 +132,14 @@ class ContainerAPI:
         consumer = placement.consumer_of(
             uuid, values.get("project_id"), values.get("user_id"),
             placement.resources_of(cpu, memory_mb, disk_gb))
-        try:
-            host = self._schedule(context, uuid, sched_request, request.requested_host, replay,
-                                  consumer)
-        except exception.NoValidHost:
-            self._mark_error(uuid, scheduler.NO_VALID_HOST_REASON)
-            return uuid
-        except exception.PlacementUnavailable:
-            # A 503 the client can retry: it never learns this UUID, so nothing may stay.
-            self._forget(uuid)
-            raise
-        except Exception:
-            LOG.exception("Scheduling container %s failed", uuid)
-            self._mark_error(uuid, UNEXPECTED_REASON)
-            raise
+        host, failure = self._insert_and_schedule(
+            context, values, request.requested_host,
+            {"containers": 1, "cpu": cpu, "memory": memory_mb, "disk": disk_gb},
+            sched_request, replay, consumer)
+        if failure is not None:
+            raise failure
+        if host is None:
+            return uuid  # NoValidHost: the row is in Error (202, as in Zun)
         try:
             self.rpcapi.container_create(
                 context, host, uuid, run=request.run,
@@ -160,8 +152,22 @@ class ContainerAPI:
         return uuid
 
     @engine.retry_on_deadlock
-    def _insert(self, context: RequestContext, values: dict[str, Any],
-                requested_host: str | None, requested: Mapping[str, float]) -> None:
+    def _insert_and_schedule(self, context: RequestContext, values: dict[str, Any],
+                             requested_host: str | None, requested: Mapping[str, float],
+                             sched_request: filters.Request, replay: dict[str, Any],
+                             consumer: placement.Consumer | None = None,
+                             ) -> tuple[str | None, Exception | None]:
+        """ONE write transaction: name and quota checks, the row (Creating), then the host's
+        claim, the row's host and the create action with its first attempt.
+
+        ``(host, None)`` when scheduled; ``(None, None)`` when no host fits and
+        ``(None, exc)`` when scheduling failed otherwise: the row is then committed in Error
+        without host or claim (the scheduling part is rolled back to a savepoint), and the
+        caller raises ``exc``. A quota or name refusal raises with nothing written. One
+        transaction instead of two halves the writes a create queues for (on SQLite every
+        writer of the process queues on one lock) and keeps quota, row and claim atomic.
+        """
+        uuid = values["uuid"]
         scope = str(CONF.compute.unique_container_name_scope or "")
         with engine.transaction() as session:
             container_q.ensure_name_available(session, values.get("name"), scope,
@@ -172,30 +178,31 @@ class ContainerAPI:
             quota.enforce_in_transaction(session, context, values.get("project_id"), requested)
             container_q.insert(session, {**values, "status": consts.CREATING,
                                          "task_state": None})
-
-    @engine.retry_on_deadlock
-    def _schedule(self, context: RequestContext, uuid: str, request: filters.Request,
-                  requested_host: str | None, replay: dict[str, Any],
-                  consumer: placement.Consumer | None = None) -> str:
-        with engine.transaction() as session:
-            host = scheduler.select_and_claim(session, request, requested_host,
-                                              consumer=consumer)
-            container_q.update(session, uuid, {"host": host,
-                                               "task_state": consts.CONTAINER_CREATING})
-            # The request is kept with the attempt, so the create can move to another host.
-            relocation.record_first(session, context, uuid, host, replay)
-        return host
-
-    @staticmethod
-    def _mark_error(uuid: str, reason: str) -> None:
-        with engine.transaction() as session:
-            container_q.update(session, uuid, {"status": consts.ERROR, "status_reason": reason,
-                                               "task_state": None})
-
-    @staticmethod
-    def _forget(uuid: str) -> None:
-        with engine.transaction() as session:
-            node_q.destroy_with_volume_records(session, uuid)
+            try:
+                with session.begin_nested():
+                    host = scheduler.select_and_claim(session, sched_request, requested_host,
+                                                      consumer=consumer)
+                    container_q.update(session, uuid, {
+                        "host": host, "task_state": consts.CONTAINER_CREATING})
+                    # The request is kept with the attempt, so the create can move hosts.
+                    relocation.record_first(session, context, uuid, host, replay)
+            except exception.NoValidHost:
+                container_q.update(session, uuid, {
+                    "status": consts.ERROR, "status_reason": scheduler.NO_VALID_HOST_REASON})
+                return None, None
+            except (db_exc.DBError, exception.PlacementUnavailable):
+                # The whole transaction goes (a Placement allocation made in it is put back):
+                # retried on a deadlock; else the client gets the error (Placement: a 503
+                # to retry) and, never having learnt this UUID, finds nothing left.
+                raise
+            except Exception as exc:
+                LOG.exception("Scheduling container %s failed", uuid)
+                container_q.update(session, uuid, {
+                    "status": consts.ERROR, "status_reason": UNEXPECTED_REASON})
+                # A Placement allocation made before the failure is not kept by the row.
+                placement.release_after_commit(session, uuid)
+                return None, exc
+        return host, None
 
     @staticmethod
     def _undo_create_cast(context: RequestContext, uuid: str, host: str,
