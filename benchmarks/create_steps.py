@@ -218,10 +218,41 @@ def step_table(steps_file: Path, runs: list[dict[str, Any]]) -> dict[str, float]
     return {name: statistics.median(v) * 1000 for name, v in table.items()}
 
 
+def _cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (and its reaped children: none here)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Phase:
+    """Wall time and CPU seconds of zun-all and of this process over a phase."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.server = self.client = self.wall = 0.0
+
+    def __enter__(self) -> Phase:
+        self._s, self._c, self._w = (_cpu_seconds(self.pid), time.process_time(),
+                                     time.monotonic())
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.server += _cpu_seconds(self.pid) - self._s
+        self.client += time.process_time() - self._c
+        self.wall += time.monotonic() - self._w
+
+    def line(self) -> str:
+        return (f"zun-all {self.server / self.wall * 100:5.1f}% of a CPU, "
+                f"this client {self.client / self.wall * 100:5.1f}%")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--parallel", type=int, default=10)
+    parser.add_argument("--parallel-rounds", type=int, default=2,
+                        help="alternated rounds of each parallel phase (fast poll, slow poll, "
+                             "raw)")
     parser.add_argument("--poll", type=float, default=0.02)
     args = parser.parse_args()
 
@@ -239,6 +270,16 @@ def main() -> int:
     raw_ids: list[str] = []
     api_ids: list[str] = []
     load0 = os.getloadavg()[0]
+
+    def clean_between_phases() -> None:
+        # Removed between phases, untimed, so that each phase starts from the same engine.
+        for ident in api_ids[2:]:
+            zun.delete(ident)
+        del api_ids[2:]
+        for ident in raw_ids[1:]:
+            client.api.remove_container(ident, force=True)
+        del raw_ids[1:]
+
     try:
         keeper = zun.create_and_wait(0.1)  # the project network exists from here on
         api_ids.append(keeper["uuid"])
@@ -253,8 +294,10 @@ def main() -> int:
         raw_t: list[float] = []
         plain_t: list[float] = []
         args_default_t: list[float] = []
+        fast_phase, quiet_phase = Phase(zun.proc.pid), Phase(zun.proc.pid)
         for _ in range(args.runs):
-            run = zun.create_and_wait(args.poll)
+            with fast_phase:
+                run = zun.create_and_wait(args.poll)
             idle.append(run)
             api_ids.append(run["uuid"])
             elapsed, ident = raw_once(client.api, raw_net, True)
@@ -266,22 +309,30 @@ def main() -> int:
             elapsed, ident = raw_once(client.api, "bridge", True)
             args_default_t.append(elapsed)
             raw_ids.append(ident)
-            run = zun.create_and_wait(0.5)
+            with quiet_phase:
+                run = zun.create_and_wait(0.5)
             quiet.append(run)
             api_ids.append(run["uuid"])
-        # Removed between phases, untimed, so the load phase starts from the same engine.
-        for ident in api_ids[2:]:
-            zun.delete(ident)
-        del api_ids[2:]
-        for ident in raw_ids[1:]:
-            client.api.remove_container(ident, force=True)
-        del raw_ids[1:]
+        clean_between_phases()
 
-        loaded = parallel(lambda: zun.create_and_wait(args.poll), args.parallel)
-        api_ids += [r["uuid"] for r in loaded]
-        raw_loaded = parallel(lambda: raw_once(docker.from_env(timeout=300).api, raw_net, True),
-                              args.parallel)
-        raw_ids += [ident for _, ident in raw_loaded]
+        loaded: list[dict[str, Any]] = []
+        loaded_quiet: list[dict[str, Any]] = []
+        raw_loaded: list[tuple[float, str]] = []
+        load_fast_phase, load_quiet_phase = Phase(zun.proc.pid), Phase(zun.proc.pid)
+        for _ in range(args.parallel_rounds):
+            with load_fast_phase:
+                loaded += parallel(lambda: zun.create_and_wait(args.poll), args.parallel)
+            api_ids.extend(r["uuid"] for r in loaded[-args.parallel:])
+            clean_between_phases()
+            with load_quiet_phase:
+                loaded_quiet += parallel(lambda: zun.create_and_wait(0.5), args.parallel)
+            api_ids.extend(r["uuid"] for r in loaded_quiet[-args.parallel:])
+            clean_between_phases()
+            raw_loaded += parallel(
+                lambda: raw_once(docker.from_env(timeout=300).api, raw_net, True),
+                args.parallel)
+            raw_ids.extend(ident for _, ident in raw_loaded[-args.parallel:])
+            clean_between_phases()
         load1 = os.getloadavg()[0]
 
         med = statistics.median
@@ -290,9 +341,12 @@ def main() -> int:
         stamped_quiet = med(r["finished"] - r["sent"] for r in quiet)
         raw_idle, plain_idle = med(raw_t), med(plain_t)
         client_load = med(r["seen"] - r["sent"] for r in loaded)
+        stamped_load = med(r["finished"] - r["sent"] for r in loaded)
+        stamped_load_quiet = med(r["finished"] - r["sent"] for r in loaded_quiet)
         raw_load = med(t for t, _ in raw_loaded)
         print(f"load average {load0:.1f} at start, {load1:.1f} at the end, on "
-              f"{os.cpu_count()} CPUs; {args.runs} idle rounds, {args.parallel} parallel")
+              f"{os.cpu_count()} CPUs; {args.runs} idle rounds, {args.parallel_rounds} x "
+              f"{args.parallel} parallel")
         print("\nidle (medians):")
         print(f"  API, client polling show every {args.poll * 1000:.0f} ms   "
               f"{client_idle * 1000:8.1f} ms")
@@ -309,20 +363,29 @@ def main() -> int:
         print(f"  of which the project bridge (vs default)  {raw_idle / args_default:8.2f}")
         print(f"  fast poll / slow poll (Running written)   {stamped_idle / stamped_quiet:8.2f}"
               " (1.0: polling does not slow the create)")
+        print(f"  CPU while polled every {args.poll * 1000:.0f} ms: {fast_phase.line()}")
+        print(f"  CPU while polled every 500 ms: {quiet_phase.line()}")
         print(f"\n{args.parallel} parallel (p50):")
         print(f"  API, client-visible                       {client_load * 1000:8.1f} ms")
+        print(f"  API, Running written                      {stamped_load * 1000:8.1f} ms")
+        print(f"  API, polled every 500 ms, Running written  {stamped_load_quiet * 1000:8.1f} ms")
         print(f"  raw docker-py, Zun's arguments + network  {raw_load * 1000:8.1f} ms")
         print(f"  client / raw                              {client_load / raw_load:8.2f} "
               "(target <= 1.3)")
-        idle_steps = step_table(zun.steps, idle)
-        load_steps = step_table(zun.steps, loaded)
-        print("\nsteps of an API create (median ms)          idle   parallel")
-        post_idle = med(r["answered"] - r["sent"] for r in idle) * 1000
-        post_load = med(r["answered"] - r["sent"] for r in loaded) * 1000
-        print(f"  {'client: POST -> 202':<40} {post_idle:7.1f} {post_load:9.1f}")
+        print(f"  fast poll / slow poll (Running written)   "
+              f"{stamped_load / stamped_load_quiet:8.2f}")
+        print(f"  CPU while polled every {args.poll * 1000:.0f} ms: {load_fast_phase.line()}")
+        print(f"  CPU while polled every 500 ms: {load_quiet_phase.line()}")
+        columns = [("idle", idle), ("idle/500", quiet), ("parallel", loaded),
+                   ("par/500", loaded_quiet)]
+        tables = [step_table(zun.steps, runs) for _, runs in columns]
+        print("\nsteps of an API create (median ms; /500: polled every 500 ms)")
+        print(f"  {'':<40}" + "".join(f"{name:>10}" for name, _ in columns))
+        posts = [med(r["answered"] - r["sent"] for r in runs) * 1000 for _, runs in columns]
+        print(f"  {'client: POST -> 202':<40}" + "".join(f"{v:10.1f}" for v in posts))
         for name in STEP_ORDER:
-            print(f"  {name:<40} {idle_steps.get(name, float('nan')):7.1f} "
-                  f"{load_steps.get(name, float('nan')):9.1f}")
+            print(f"  {name:<40}" + "".join(f"{table.get(name, float('nan')):10.1f}"
+                                            for table in tables))
     finally:
         for ident in api_ids:
             try:

@@ -67,11 +67,13 @@ class NodeResources:
             return
         project = row.project_id or "default"
         name = docker_network.project_network_name(project)
-        with docker_network.project_network_lock(client, project):
-            # Networks this process made or saw stay until it removes them itself (under
-            # this same lock); one removed behind our back makes the create fail with a 404,
-            # after which the caller forgets it and tries once more.
-            if name not in self.known_networks:
+        # Networks this process made or saw stay until it removes them itself (under this
+        # lock, exclusive); one removed behind our back makes the create fail with a 404,
+        # after which the caller forgets it and tries once more. A known network is only
+        # used, so creates share the lock and reach the engine side by side.
+        known = name in self.known_networks
+        with docker_network.project_network_lock(client, project, shared=known):
+            if not known:
                 name = docker_network.ensure_project_network_locked(client, project).name
                 self.known_networks.add(name)
             taken.project_network = project

@@ -10,8 +10,9 @@ Concurrency: Docker's ``CheckDuplicate`` is not atomic (parallel creates of one 
 succeed), so creation and removal of a project network are serialised by an in-process lock per
 (engine, name) -- the container endpoint's threads are the callers that race -- and, for two
 *processes* driving the same engine, by an ``flock`` on a lock file named after the engine and
-the network (a belt-and-braces adoption remains: a caller that sees an older network of the
-same name removes its own and uses the older one).
+the network; creating containers on a network that exists takes the same locks shared (a
+belt-and-braces adoption remains: a caller that sees an older network of the same name removes
+its own and uses the older one).
 
 Address pools: Docker gives each bridge a subnet from its ``default-address-pools`` (out of the
 box about 30 networks); a node hosting more projects needs a larger pool in ``daemon.json``.
@@ -83,38 +84,76 @@ def project_network_name(project_id: str) -> str:
     return f"{PROJECT_NETWORK_PREFIX}{project_id}"
 
 
+class _SharedLock:
+    """Many shared holders or one exclusive holder; a waiting exclusive holder goes first."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._shared = 0
+        self._exclusive = False
+        self._exclusive_waiting = 0
+
+    @contextmanager
+    def hold(self, shared: bool) -> Iterator[None]:
+        with self._cond:
+            if shared:
+                self._cond.wait_for(lambda: not (self._exclusive or self._exclusive_waiting))
+                self._shared += 1
+            else:
+                self._exclusive_waiting += 1
+                try:
+                    self._cond.wait_for(lambda: not (self._exclusive or self._shared))
+                finally:
+                    self._exclusive_waiting -= 1
+                self._exclusive = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                if shared:
+                    self._shared -= 1
+                else:
+                    self._exclusive = False
+                self._cond.notify_all()
+
+
 _locks_guard = threading.Lock()
-_locks: dict[tuple[str, str], threading.Lock] = {}
+_locks: dict[tuple[str, str], _SharedLock] = {}
 LOCK_DIR = Path(tempfile.gettempdir()) / "zun-network-locks"
 
 
 @contextmanager
-def _lock_for(client: docker.DockerClient, name: str) -> Iterator[None]:
-    """Threads of this process, then other processes, one at a time per (engine, name)."""
+def _lock_for(client: docker.DockerClient, name: str, shared: bool = False) -> Iterator[None]:
+    """Threads of this process, then other processes, per (engine, name): one exclusive
+    holder, or any number of shared ones."""
     key = (str(client.api.base_url), name)
     with _locks_guard:
-        thread_lock = _locks.setdefault(key, threading.Lock())
+        lock = _locks.setdefault(key, _SharedLock())
     digest = hashlib.sha256("\0".join(key).encode()).hexdigest()[:32]
-    with thread_lock:
+    with lock.hold(shared):
         LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
         fd = os.open(LOCK_DIR / f"{digest}.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
             yield
         finally:
             os.close(fd)  # closing releases the flock
 
 
 @contextmanager
-def project_network_lock(client: docker.DockerClient, project_id: str) -> Iterator[None]:
+def project_network_lock(client: docker.DockerClient, project_id: str,
+                         shared: bool = False) -> Iterator[None]:
     """Hold the project's network lock across ensure + container create.
 
     Without it, :func:`remove_project_network_if_unused` in another thread may remove the
     network between :func:`ensure_project_network` and the container's creation on it.
+    ``shared=True`` is for creating containers on a network known to exist: creates in one
+    project then run side by side (ten parallel creates used to queue here for a second),
+    while creating or removing the network itself stays exclusive.
     The lock is not re-entrant: do not call the functions of this module that take it
     (ensure, remove) while holding it; use the ``_locked`` variants instead.
     """
-    with _lock_for(client, project_network_name(project_id)):
+    with _lock_for(client, project_network_name(project_id), shared):
         yield
 
 
