@@ -5,7 +5,7 @@
 One run, on the local Docker engine, with ``zun-all`` (SQLite, in-process bus) started through
 ``benchmarks/_create_probe.py``, which times each step of a create from the outside:
 
-1. **Idle**, ``--runs`` alternated rounds of:
+1. **Idle**, ``--runs`` alternated rounds (each container removed, untimed, before the next) of:
    * API: ``POST /v1/containers?run=true`` then ``GET /v1/containers/<uuid>`` every
      ``--poll`` seconds (what a client does) until ``Running``: the client-visible time;
    * raw: docker-py ``create_container`` + ``start`` with the very arguments Zun sends
@@ -16,12 +16,17 @@ One run, on the local Docker engine, with ``zun-all`` (SQLite, in-process bus) s
    * Zun's arguments on Docker's default bridge: what the project network itself costs;
    * quiet: the API create again, polled only every 500 ms, and its create action's
      ``finish_time``: does fast polling slow the create down?
-2. **Under load**: ``--parallel`` API creates at once (each polled every ``--poll``), then
-   ``--parallel`` raw creates at once; p50 of each.
-3. The steps of every API create (medians): API (quota + insert, schedule + claim, cast), the
-   wait in the node's per-container queue, image check, volumes, network (the project network
-   lock and check around ``docker create``), docker create, docker start, inspect, status
-   write, and the time from the status write to the client's poll that saw it.
+2. **Under load**, ``--parallel-rounds`` alternated rounds of: ``--parallel`` API creates at
+   once, each polled every ``--poll``; the same polled every 500 ms; ``--parallel`` raw creates
+   at once (Zun's arguments and network). p50 of each; the containers of a phase are removed
+   before the next phase.
+3. The steps of every API create (medians), for each of the four API columns (idle or
+   parallel, fast or slow polling): API (quota + insert + schedule + claim in one transaction,
+   cast), the wait in the node's per-container queue, image check, volumes, network (the
+   project network lock and check around ``docker create``), docker create, docker start,
+   inspect, status write, and the time from the status write to the client's poll that saw it.
+4. The CPU zun-all and this client used while the API creates of each phase ran (utime +
+   stime over wall time): what a fast-polling client costs.
 
 Every container is removed afterwards. Ratios, not absolute times, are the result: the machine
 is shared.
@@ -295,25 +300,22 @@ def main() -> int:
         plain_t: list[float] = []
         args_default_t: list[float] = []
         fast_phase, quiet_phase = Phase(zun.proc.pid), Phase(zun.proc.pid)
+        # Each container is removed (untimed) before the next is made, so every create finds
+        # its network as the first one did: the resident container only.
         for _ in range(args.runs):
             with fast_phase:
                 run = zun.create_and_wait(args.poll)
             idle.append(run)
-            api_ids.append(run["uuid"])
-            elapsed, ident = raw_once(client.api, raw_net, True)
-            raw_t.append(elapsed)
-            raw_ids.append(ident)
-            elapsed, ident = raw_once(client.api, None, False)
-            plain_t.append(elapsed)
-            raw_ids.append(ident)
-            elapsed, ident = raw_once(client.api, "bridge", True)
-            args_default_t.append(elapsed)
-            raw_ids.append(ident)
+            zun.delete(run["uuid"])
+            for times, net, zun_args in ((raw_t, raw_net, True), (plain_t, None, False),
+                                         (args_default_t, "bridge", True)):
+                elapsed, ident = raw_once(client.api, net, zun_args)
+                times.append(elapsed)
+                client.api.remove_container(ident, force=True)
             with quiet_phase:
                 run = zun.create_and_wait(0.5)
             quiet.append(run)
-            api_ids.append(run["uuid"])
-        clean_between_phases()
+            zun.delete(run["uuid"])
 
         loaded: list[dict[str, Any]] = []
         loaded_quiet: list[dict[str, Any]] = []
