@@ -1,5 +1,6 @@
 """Zun, the OpenStack Containers service, rewritten."""
 
+import importlib.util
 import sys
 import warnings
 
@@ -10,7 +11,9 @@ import warnings
 # (resolved lazily, the first time oslo.messaging asks), and eventlet is made unimportable:
 # every library we load imports it optionally (ImportError means "not in use"). A process that
 # imported eventlet before importing zun keeps it.
-if "eventlet" not in sys.modules:
+# The threading backend needs cotyledon (oslo.service[threading], pinned in pyproject.toml); a
+# venv installed before that pin keeps the eventlet backend instead of failing to start.
+if "eventlet" not in sys.modules and importlib.util.find_spec("cotyledon") is not None:
     sys.modules["eventlet"] = None  # type: ignore[assignment]
 
     from oslo_service import backend as _oslo_service_backend
