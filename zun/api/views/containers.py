@@ -168,8 +168,10 @@ encode_compact = _compact_encoder()
 # Fragments of the defaulted columns by stored value, one memo per column: the same labels,
 # command or restart policy are decoded and encoded once, not once per row and request.
 # Long texts are not kept; a full memo starts over (a bound, not an LRU: refilling is cheap).
-MEMO_MAX_ENTRIES = 4096
-MEMO_MAX_TEXT = 512
+# 2048 entries hold two pages of 1000 distinct values; at most 384 characters (an address
+# with two networks) each, the 11 memos stay under ~20 MB per process, a few MB in practice.
+MEMO_MAX_ENTRIES = 2048
+MEMO_MAX_TEXT = 384
 _memos: dict[int, dict[Any, str]] = {}
 
 
