@@ -175,20 +175,24 @@ MEMO_MAX_TEXT = 384
 _memos: dict[int, dict[Any, str]] = {}
 
 
-def _fragment_maker(index: int, default: Any) -> tuple[dict[Any, str], Callable[[Any], str]]:
+def _fragment_maker(key: str, index: int, default: Any) -> tuple[Callable[[Any], str | None],
+                                                                  Callable[[Any], str]]:
+    """The memo's lookup for column ``index`` (shown as ``key``) and the function that fills
+    it; a fragment is ``,"<key>":<value>``."""
     memo = _memos.setdefault(index, {})
     is_json = index in JSON_INDEXES
+    prefix = f",{encode_basestring_ascii(key)}:"
 
     def make(stored: Any) -> str:
         value = types.decode(stored) if is_json else stored
-        fragment = encode_compact(value or default)
+        fragment = prefix + encode_compact(value or default)
         if stored is None or not isinstance(stored, str) or len(stored) <= MEMO_MAX_TEXT:
             if len(memo) >= MEMO_MAX_ENTRIES:
-                memo.clear()
+                memo.clear()  # the same dict: the lookups handed out stay valid
             memo[stored] = fragment
         return fragment
 
-    return memo, make
+    return memo.get, make
 
 
 def _item_encoder(visible: Sequence[str], link_base: str | None) -> Callable[[Row], str]:
@@ -196,34 +200,22 @@ def _item_encoder(visible: Sequence[str], link_base: str | None) -> Callable[[Ro
     :func:`_builder` puts them."""
     plain, defaulted, dates = _plan(visible)
     uuid_index = ROW_INDEX["uuid"]
-    prefixes = [f",{encode_basestring_ascii(key)}:" for key, _, _ in defaulted]
-    prefixes += [f",{encode_basestring_ascii(key)}:" for key, _ in dates]
-    if link_base is not None:
-        prefixes.append(',"links":')
-    if not plain and prefixes:  # no plain key: the first of the others opens the object
-        prefixes[0] = prefixes[0][1:]
-    split = len(defaulted)
-    fields = [(prefix, index, *_fragment_maker(index, default)) for prefix, (_key, index, default)
-              in zip(prefixes[:split], defaulted, strict=True)]
-    stamps = [(prefix, index) for prefix, (_key, index)
-              in zip(prefixes[split:split + len(dates)], dates, strict=True)]
-    links_prefix = prefixes[-1] if link_base is not None else ""
+    fields = [(index, *_fragment_maker(key, index, default)) for key, index, default in defaulted]
+    stamps = [(f",{encode_basestring_ascii(key)}:", index) for key, index in dates]
 
     def encode(row: Row) -> str:
-        # The plain values as one dict through the C encoder, its closing brace dropped.
-        parts = [encode_compact({key: row[i] for key, i in plain})[:-1] if plain else "{"]
-        for prefix, i, memo, make in fields:
-            stored = row[i]
-            fragment = memo.get(stored)
-            parts += (prefix, make(stored) if fragment is None else fragment)
+        # Every fragment after the plain values starts with a comma.
+        tail = "".join([get(row[i]) or make(row[i]) for i, get, make in fields])
         for prefix, i in stamps:
             value = row[i]
-            parts += (prefix, "null" if value is None else encode_basestring_ascii(str(value)))
+            tail += prefix + ("null" if value is None else encode_basestring_ascii(str(value)))
         if link_base is not None:
-            parts += (links_prefix,
-                      encode_compact(common.links(link_base, "containers", row[uuid_index])))
-        parts.append("}")
-        return "".join(parts)
+            tail += ',"links":' + encode_compact(
+                common.links(link_base, "containers", row[uuid_index]))
+        if not plain:
+            return "{" + tail[1:] + "}"
+        # The plain values as one dict through the C encoder, its closing brace dropped.
+        return encode_compact({key: row[i] for key, i in plain})[:-1] + tail + "}"
 
     return encode
 
