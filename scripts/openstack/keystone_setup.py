@@ -5,6 +5,9 @@ Run with the services venv's python and the admin OS_* environment:
       the `service` project, the `service` role, one user per service (neutron, placement,
       glance, zun, kuryr) with admin + service roles in it, and a service with public/internal/admin
       endpoints per --endpoint (TYPE=URL)
+  keystone_setup.py --endpoints-only --endpoint container=http://127.0.0.1:20701/v1
+      only the services and endpoints (no users, no password change): how scripts/tempest.sh
+      adds the `container` endpoint of its zun-api
   keystone_setup.py --check-ovs-agent
       exit 0 when Neutron lists an alive Open vSwitch agent, 1 otherwise
 """
@@ -16,7 +19,8 @@ import sys
 
 import openstack
 
-SERVICE_NAMES = {"network": "neutron", "placement": "placement", "image": "glance"}
+SERVICE_NAMES = {"network": "neutron", "placement": "placement", "image": "glance",
+                 "container": "zun"}
 USERS = ("neutron", "placement", "glance", "zun", "kuryr")
 INTERFACES = ("public", "internal", "admin")
 
@@ -27,6 +31,11 @@ def ensure(find, create, name: str, **attrs):
 
 
 def setup(conn: openstack.connection.Connection, password: str, endpoints: list[str]) -> None:
+    setup_users(conn, password)
+    setup_endpoints(conn, endpoints)
+
+
+def setup_users(conn: openstack.connection.Connection, password: str) -> None:
     ident = conn.identity
     domain = ident.find_domain("default", ignore_missing=False)
     project = ensure(ident.find_project, ident.create_project, "service", domain_id=domain.id)
@@ -41,6 +50,10 @@ def setup(conn: openstack.connection.Connection, password: str, endpoints: list[
             ident.update_user(user, password=password)
         for role in roles:
             ident.assign_project_role_to_user(project, user, role)
+
+
+def setup_endpoints(conn: openstack.connection.Connection, endpoints: list[str]) -> None:
+    ident = conn.identity
     region = "RegionOne"
     for spec in endpoints:
         stype, url = spec.split("=", 1)
@@ -67,12 +80,16 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--password")
     parser.add_argument("--endpoint", action="append", default=[])
+    parser.add_argument("--endpoints-only", action="store_true")
     parser.add_argument("--check-ovs-agent", action="store_true")
     args = parser.parse_args()
     conn = openstack.connect()
     if args.check_ovs_agent:
         return 0 if ovs_agent_alive(conn) else 1
-    setup(conn, args.password, args.endpoint)
+    if args.endpoints_only:
+        setup_endpoints(conn, args.endpoint)
+    else:
+        setup(conn, args.password, args.endpoint)
     return 0
 
 
