@@ -2,7 +2,7 @@
 # The Zun Tempest plugin against this project, on the local OpenStack of
 # scripts/openstack-services.sh (Keystone, Neutron, Glance) and the machine's Docker engine.
 #
-#   scripts/tempest.sh run [--regex R] [--concurrency N]
+#   scripts/tempest.sh run [--regex R] [--exclude-regex R] [--concurrency N]
 #        install the Tempest venv if needed, start a zun-api and a zun-compute of this checkout
 #        (Keystone auth, a MariaDB database and RabbitMQ vhost of their own), register them as
 #        the `container` service in Keystone, write tempest.conf, run the plugin's API tests,
@@ -312,7 +312,9 @@ cleanup_networks() {
 write_tempest_conf() {
     local ws="$WORKDIR/workspace"
     rm -rf "$ws"
-    "$TVENV/bin/tempest" init "$ws" >>"$WORKDIR/logs/tempest-init.log" 2>&1 \
+    # Its own workspace registry: the default ~/.tempest/workspace.yaml is shared by name.
+    "$TVENV/bin/tempest" init --workspace-path "$WORKDIR/workspace.yaml" --name zun-tempest \
+        "$ws" >>"$WORKDIR/logs/tempest-init.log" 2>&1 \
         || fail "tempest init" "$WORKDIR/logs/tempest-init.log"
     "$OS_HOME/venv/bin/python" "$ROOT/scripts/tempest/accounts.py" --out "$ws/etc/accounts.yaml" \
         >"$WORKDIR/projects" 2>>"$WORKDIR/logs/keystone.log" \
@@ -380,10 +382,11 @@ PY
 }
 
 cmd_run() {
-    local regex="$REGEX_DEFAULT"
+    local regex="$REGEX_DEFAULT" exclude=()
     while [[ $# -gt 0 ]]; do
         case "$1" in
             --regex) regex=$2; shift 2 ;;
+            --exclude-regex) exclude=(--exclude-regex "$2"); shift 2 ;;
             --concurrency) CONCURRENCY=$2; shift 2 ;;
             *) fail "unknown argument $1" ;;
         esac
@@ -398,9 +401,9 @@ cmd_run() {
     trap 'stop_zun; cleanup_networks' EXIT
     start_zun
     write_tempest_conf
-    log "tempest run --regex '$regex' --concurrency $CONCURRENCY (log: $WORKDIR/workspace/tempest.log)"
+    log "tempest run --regex '$regex' ${exclude[*]} --concurrency $CONCURRENCY (log: $WORKDIR/workspace/tempest.log)"
     local started=$SECONDS rc=0
-    (cd "$WORKDIR/workspace" && "$TVENV/bin/tempest" run --regex "$regex" \
+    (cd "$WORKDIR/workspace" && "$TVENV/bin/tempest" run --regex "$regex" "${exclude[@]}" \
         --concurrency "$CONCURRENCY") >"$WORKDIR/logs/tempest-run.log" 2>&1 || rc=$?
     log "tempest exited $rc after $((SECONDS - started)) s"
     write_results
@@ -415,6 +418,6 @@ case "${1:-}" in
            log "ready: cd $WORKDIR/workspace && $TVENV/bin/tempest run --regex '$REGEX_DEFAULT'" ;;
     stop) stop_zun; cleanup_networks ;;
     results) print_results ;;
-    *) echo "usage: $0 run [--regex R] [--concurrency N] | install | start | stop | results" >&2
+    *) echo "usage: $0 run [--regex R] [--exclude-regex R] [--concurrency N] | install | start | stop | results" >&2
        exit 2 ;;
 esac

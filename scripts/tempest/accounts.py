@@ -71,9 +71,8 @@ def main() -> int:
         print(project_id)
         ensure_network(conn, project_id, f"{args.cidr_prefix}.{index}.0/24")
         lines += [f"- username: '{name}'", f"  project_name: '{name}'",
-                  f"  password: '{password}'", "  domain_name: 'Default'"]
-        if role == "admin":
-            lines += ["  roles:", "  - 'admin'"]
+                  f"  password: '{password}'", "  domain_name: 'Default'",
+                  "  roles:", f"  - '{role}'"]
     fd = os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as out:
         out.write("\n".join(lines) + "\n")
