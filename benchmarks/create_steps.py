@@ -166,6 +166,10 @@ class Zun:
         self.log.close()
 
 
+# docker create / start times of the last raw_once per thread (for the step table).
+_RAW_STEPS = threading.local()
+
+
 def raw_once(api: docker.APIClient, network: str | None, zun_args: bool) -> tuple[float, str]:
     name = f"bench-raw-{uuid.uuid4().hex[:12]}"
     if zun_args:
@@ -182,8 +186,11 @@ def raw_once(api: docker.APIClient, network: str | None, zun_args: bool) -> tupl
         start = time.perf_counter()
         created = api.create_container(IMAGE, COMMAND, name=name, labels={"bench": "raw"},
                                        host_config=api.create_host_config())
+    made = time.perf_counter()
     api.start(created["Id"])
-    return time.perf_counter() - start, created["Id"]
+    end = time.perf_counter()
+    _RAW_STEPS.last = (made - start, end - made)
+    return end - start, created["Id"]
 
 
 def parallel(fn: Any, count: int) -> list[Any]:
@@ -297,6 +304,7 @@ def main() -> int:
         idle: list[dict[str, Any]] = []
         quiet: list[dict[str, Any]] = []
         raw_t: list[float] = []
+        raw_steps: list[tuple[float, float]] = []
         plain_t: list[float] = []
         args_default_t: list[float] = []
         fast_phase, quiet_phase = Phase(zun.proc.pid), Phase(zun.proc.pid)
@@ -311,6 +319,8 @@ def main() -> int:
                                          (args_default_t, "bridge", True)):
                 elapsed, ident = raw_once(client.api, net, zun_args)
                 times.append(elapsed)
+                if times is raw_t:
+                    raw_steps.append(_RAW_STEPS.last)
                 client.api.remove_container(ident, force=True)
             with quiet_phase:
                 run = zun.create_and_wait(0.5)
@@ -388,6 +398,10 @@ def main() -> int:
         for name in STEP_ORDER:
             print(f"  {name:<40}" + "".join(f"{table.get(name, float('nan')):10.1f}"
                                             for table in tables))
+        print(f"  {'raw (Zun args + network): docker create':<40}"
+              f"{med(c for c, _ in raw_steps) * 1000:10.1f}")
+        print(f"  {'raw (Zun args + network): docker start':<40}"
+              f"{med(s for _, s in raw_steps) * 1000:10.1f}")
     finally:
         for ident in api_ids:
             try:
