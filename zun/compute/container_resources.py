@@ -131,8 +131,10 @@ class NodeResources:
             # Inside the try: an unreachable engine fails here already.
             client = self._engine()
             with docker_network.project_network_lock(client, project):
-                self.known_networks.discard(docker_network.project_network_name(project))
-                docker_network.remove_project_network_if_unused_locked(client, project)
+                # A network still in use stays known: the next creates share the lock
+                # instead of each looking the network up again under it alone.
+                if docker_network.remove_project_network_if_unused_locked(client, project):
+                    self.known_networks.discard(docker_network.project_network_name(project))
         except Exception:
             LOG.warning("Could not remove the network of project %s", project_id, exc_info=True)
 
