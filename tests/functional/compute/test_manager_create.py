@@ -245,3 +245,21 @@ def test_delete_with_stop_first(node: Any) -> None:
     node.wait()
     assert node.row(uuid_) is None
     assert node.engine_container(uuid_) is None
+
+
+def test_a_network_still_in_use_stays_known_after_a_delete(node: Any) -> None:
+    # Known networks are used under the shared lock; forgetting one that is still in use
+    # would make every following create look it up again under the exclusive lock.
+    network = f"zun-{node.project_id}"
+    keeper, gone = node.run(), node.run()
+    assert network in node.manager.resources.known_networks
+    dctx = node.begin(gone, "delete", consts.CONTAINER_DELETING, status=consts.DELETING)
+    node.manager.container_delete(dctx, gone, force=True, stop_first=False)
+    node.wait()
+    assert node.row(gone) is None
+    assert network in node.manager.resources.known_networks  # the keeper is on it
+    assert node.row(node.run()).status == consts.RUNNING
+    dctx = node.begin(keeper, "delete", consts.CONTAINER_DELETING, status=consts.DELETING)
+    node.manager.container_delete(dctx, keeper, force=True, stop_first=False)
+    node.wait()
+    assert node.row(keeper) is None
