@@ -244,13 +244,19 @@ class GlanceClient:
             # "next" is a path with the query (marker included) relative to the endpoint.
             path, params = body.get("next") or "", None
 
-    def visible_to(self, image: GlanceImage, project_id: str) -> bool:
-        """Glance's visibility rule for a project, for a caller (the service) that sees all."""
+    def visible_to(self, image: GlanceImage, project_id: str, listed: bool = False) -> bool:
+        """Glance's visibility rule for a project, for a caller (the service) that sees all.
+
+        A shared image is there for a member project by id whatever its membership status,
+        but in a listing (a lookup by name) only once accepted: what the project's own token
+        gets from Glance, so that the node agrees with zun-api's lookup."""
         if image.owner == project_id or image.visibility in ("public", "community"):
             return True
         if image.visibility == "shared":
             resp = self._request("GET", f"/v2/images/{image.id}/members/{project_id}")
-            return resp.status_code == 200 and resp.json().get("status") == "accepted"
+            if resp.status_code != 200:
+                return False
+            return not listed or resp.json().get("status") == "accepted"
         return False
 
     def find(self, ident: str, for_project: str | None = None) -> GlanceImage:
@@ -265,7 +271,7 @@ class GlanceClient:
         else:
             matches = list(self.images(name=ident))
             if for_project:
-                matches = [i for i in matches if self.visible_to(i, for_project)]
+                matches = [i for i in matches if self.visible_to(i, for_project, listed=True)]
             if not matches:
                 raise exception.ImageNotFound(image=ident)
             docker = [i for i in matches if i.is_docker]

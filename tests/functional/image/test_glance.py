@@ -186,3 +186,54 @@ def test_refused_service_credentials_are_503(
         glance_client.for_service(conf).find(images.docker["id"])
     assert err.value.code == 503
     assert "Keystone refused zun's service credentials" in str(err.value)
+
+
+def test_a_shared_image_as_glance_shows_it_to_the_member(
+    openstack_cloud: openstack_env.OpenStackCloud, accounts: Any,
+    saved_busybox: tuple[str, bytes], tmp_path: Path,
+) -> None:
+    """Glance's membership rule, and the node (service credentials, for A's project) agrees
+    with A's own token: B shares an image with A; by id A sees it whatever the membership
+    status, by name (a listing) only once accepted; a project that is no member never."""
+    owner = openstack_cloud.session(accounts.b.username, accounts.b.password,
+                                    accounts.b.project_name)
+    member = openstack_cloud.session(accounts.a.username, accounts.a.password,
+                                     accounts.a.project_name)
+    url = owner.get_endpoint(service_type="image", interface="public").rstrip("/")
+    image = upload(openstack_cloud, accounts.b, saved_busybox[1])
+    conf = make_conf(openstack_cloud, tmp_path, auth_type="password", username="zun",
+                     password=openstack_cloud.env["ZUN_OS_SERVICE_PASSWORD"],
+                     project_name="service", user_domain_name="Default",
+                     project_domain_name="Default")
+    service = glance_client.for_service(conf)
+    user = user_client(openstack_cloud, accounts.a, tmp_path)
+    stranger = openstack_env.make_account(openstack_cloud, "zun-test-glance")
+    membership = f"{url}/v2/images/{image['id']}/members/{accounts.a.project_id}"
+
+    def seen(ident: str) -> tuple[bool, bool]:
+        found = []
+        for find in (user.find, lambda i: service.find(i, for_project=accounts.a.project_id)):
+            try:
+                found.append(find(ident).id == image["id"])
+            except exception.ImageNotFound:
+                found.append(False)
+        return found[0], found[1]
+
+    try:
+        owner.patch(f"{url}/v2/images/{image['id']}",
+                    json=[{"op": "replace", "path": "/visibility", "value": "shared"}],
+                    headers={"Content-Type": "application/openstack-images-v2.1-json-patch"})
+        assert seen(image["id"]) == (False, False)  # not a member yet
+        owner.post(f"{url}/v2/images/{image['id']}/members",
+                   json={"member": accounts.a.project_id})
+        for status in ("pending", "rejected", "accepted"):
+            if status != "pending":
+                member.put(membership, json={"status": status})
+            listed = status == "accepted"
+            assert seen(image["id"]) == (True, True), status
+            assert seen(image["name"]) == (listed, listed), status
+        with pytest.raises(exception.ImageNotFound):
+            service.find(image["id"], for_project=stranger.project_id)
+    finally:
+        openstack_cloud.session().delete(f"{url}/v2/images/{image['id']}", raise_exc=False)
+        openstack_env.delete_account(openstack_cloud, stranger)
