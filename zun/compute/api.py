@@ -131,7 +131,7 @@ class ContainerAPI:
             availability_zone=request.availability_zone, hints=request.hints)
         consumer = placement.consumer_of(
             uuid, values.get("project_id"), values.get("user_id"),
-            placement.resources_of(cpu, memory_mb, disk_gb))
+            placement.resources_of(cpu, memory_mb, disk_gb), new=True)
         host, failure = self._insert_and_schedule(
             context, values, request.requested_host,
             {"containers": 1, "cpu": cpu, "memory": memory_mb, "disk": disk_gb},

@@ -118,7 +118,7 @@ class CapsuleAPI:
                                   availability_zone=plan.availability_zone,
                                   project_id=capsule_values.get("project_id"))
         consumer = placement.consumer_of(uuid, context.project_id, context.user_id,
-                                         placement.resources_of(cpu, memory, 0))
+                                         placement.resources_of(cpu, memory, 0), new=True)
         try:
             host = self._schedule(context, uuid, capsule_id, request, consumer)
         except exception.NoValidHost:

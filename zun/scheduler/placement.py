@@ -364,14 +364,20 @@ class Consumer:
     project_id: str
     user_id: str
     resources: dict[str, int]
+    # A container being created: Placement cannot know it yet, so its allocations are not
+    # read first (one round trip less; a stale guess is a generation conflict, retried).
+    new: bool = False
+
+
+NO_ALLOCATIONS: dict[str, Any] = {"allocations": {}, "consumer_generation": None}
 
 
 def consumer_of(uuid: str, project_id: str | None, user_id: str | None,
-                resources: Mapping[str, int]) -> Consumer:
+                resources: Mapping[str, int], new: bool = False) -> Consumer:
     # Placement wants both ids; a row written without a user (tests, the embedded mode's
     # noauth admin) gets the project's.
     project = project_id or "zun"
-    return Consumer(uuid, project, user_id or project, dict(resources))
+    return Consumer(uuid, project, user_id or project, dict(resources), new)
 
 
 def claim_in_transaction(session: Any, consumer: Consumer, rp_uuid: str,

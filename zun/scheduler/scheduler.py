@@ -116,7 +116,7 @@ def _select_with_placement(session: Session, request: filters.Request,
         limit=placement.query_limit(request.hints, 1 if requested_host else None))
     api = placement.client()
     offered = set(api.allocation_candidates(query))
-    current: dict | None = None
+    current: dict | None = dict(placement.NO_ALLOCATIONS) if consumer.new else None
     for host in hosts:
         rp = rps.get(host)
         if rp is None or rp not in offered:
