@@ -166,6 +166,19 @@ class PortNotFound(HTTPNotFound):
     message = 'Neutron port %(port)s could not be found.'
     code = 404
 
+class PortNotUsable(Invalid):
+    message = 'Port %(port)s not usable for the container.'
+    code = 400
+
+class PortInUse(Invalid):
+    message = 'Port %(port)s is still in use.'
+    code = 400
+
+class PortBindingFailed(Invalid):
+    message = ('Binding failed for port %(port)s, please check neutron logs for more '
+               'information.')
+    code = 400
+
 
 class VolumeNotFound(HTTPNotFound):
     message = 'Volume %(volume)s could not be found.'
@@ -311,6 +324,19 @@ class TokenRefused(ZunException):
     expired or was revoked after keystonemiddleware accepted it, or no middleware checked it)."""
     message = 'Keystone refused the request\'s token: %(reason)s'
     code = 401
+
+
+class NeutronUnavailable(ZunException):
+    # Added by the rewrite: Neutron (or the Keystone in front of it) does not answer; a 503
+    # the client can retry, never the generic 500.
+    message = 'The network service (Neutron) is unavailable: %(reason)s'
+    code = 503
+    public_message = True
+
+
+class ExternalNetworkAttachForbidden(NotAuthorized):
+    message = 'It is not allowed to create an interface on external network %(network_uuid)s'
+    code = 403
 
 
 class GlanceUnavailable(ZunException):

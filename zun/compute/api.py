@@ -377,12 +377,28 @@ class ContainerAPI:
                               context, h, container.uuid, cpu=cpu, memory=memory))
 
     def network_attach(self, context: RequestContext, container: models.Container, *,
-                       network: str, fixed_ip: str | None) -> None:
+                       network: str, fixed_ip: str | None,
+                       requested_network: dict[str, Any] | None = None) -> None:
         self._cast_action(context, container, None, "network_attach",
                           consts.NETWORK_ATTACHING,
                           lambda h: self.rpcapi.network_attach(
-                              context, h, container.uuid, network=network, fixed_ip=fixed_ip),
+                              context, h, container.uuid, network=network, fixed_ip=fixed_ip,
+                              requested_network=requested_network),
                           verb="network_attach")
+
+    def add_security_group(self, context: RequestContext, container: models.Container,
+                           security_group: str) -> None:
+        self._cast_action(context, container, "add_security_group", "add_security_group",
+                          consts.SG_ADDING,
+                          lambda h: self.rpcapi.add_security_group(
+                              context, h, container.uuid, security_group=security_group))
+
+    def remove_security_group(self, context: RequestContext, container: models.Container,
+                              security_group: str) -> None:
+        self._cast_action(context, container, "remove_security_group",
+                          "remove_security_group", consts.SG_REMOVING,
+                          lambda h: self.rpcapi.remove_security_group(
+                              context, h, container.uuid, security_group=security_group))
 
     def network_detach(self, context: RequestContext, container: models.Container, *,
                        network: str) -> None:

@@ -64,7 +64,8 @@ from zun.image import docker_driver as image_driver
 from zun.image import policy as image_policy
 from zun.image.service import ImageService
 from zun.network import addresses as net_addresses
-from zun.network import docker_network
+from zun.network import docker_network, kuryr_network, mode
+from zun.network import neutron as neutron_api
 from zun.runtime.contract import ContainerRuntime
 from zun.runtime.docker import spec as spec_mod
 from zun.runtime.docker.client import is_not_found
@@ -112,6 +113,8 @@ class _Built:
     sandbox_id: str | None = None
     engine_ids: dict[str, str] = field(default_factory=dict)
     touched_network: bool = False
+    # kuryr: the sandbox's Neutron addresses (members share its network namespace)
+    addresses: dict[str, Any] | None = None
 
 
 class CapsuleEndpoint(NodePlumbing):
@@ -284,6 +287,12 @@ class CapsuleEndpoint(NodePlumbing):
                   "labels": self._labels(capsule.uuid, capsule.labels),
                   "hostname": (capsule.name or capsule.uuid)[:63],
                   "exposed_ports": ports or None}
+        if mode.kuryr_enabled():
+            built.sandbox_id = self._create_engine(
+                values, image_ref, self._neutron_networking(capsule, ports, built), None,
+                {"ipc_mode": "shareable"})
+            self.driver.start(_engine(built.sandbox_id))
+            return built.sandbox_id
         project = capsule.project_id or "default"
         with docker_network.project_network_lock(self.driver.engine, project):
             # Held until the sandbox is on the network, so no cleanup removes it meanwhile.
@@ -295,6 +304,30 @@ class CapsuleEndpoint(NodePlumbing):
                 {"ipc_mode": "shareable"})
         self.driver.start(_engine(built.sandbox_id))
         return built.sandbox_id
+
+    def _neutron_networking(self, capsule: Any, exposed: dict[str, Any],
+                            built: _Built) -> dict[str, Any]:
+        """kuryr: the sandbox's port on the project's network (the original's default
+        choice: a template has no ``nets``), its exposed ports as a security group. What is
+        made carries the capsule's UUID as device (or the group's name), which is how
+        :meth:`_release_network` finds it again."""
+        neutron = neutron_api.for_service()
+        taken = kuryr_network.PortsTaken()
+        network = neutron.available_network(capsule.project_id)
+        groups = list(capsule.security_groups) if capsule.security_groups else None
+        if exposed:
+            group = kuryr_network.expose_ports(neutron, capsule.uuid, capsule.project_id,
+                                               exposed, taken)
+            groups = [*(groups or []), group]
+        port = kuryr_network.take_port(
+            neutron, capsule.uuid, capsule.project_id,
+            {"network": network["id"], "preserve_on_delete": False}, groups, taken)
+        net_id = str(port["network_id"])
+        kuryr_network.ensure_docker_network(self.driver.engine, neutron, net_id)
+        addrs = kuryr_network.addresses_of(port, False)
+        built.addresses = {net_id: addrs}
+        return {"network_mode": net_id, "endpoints": {net_id: kuryr_network.endpoint_of(addrs)},
+                "mac_address": port.get("mac_address"), "publish": False}
 
     def _create_member(self, context: RequestContext, capsule: Any, member: Any,
                        mounts: list[Any], built: _Built) -> str:
@@ -380,7 +413,8 @@ class CapsuleEndpoint(NodePlumbing):
             for member in regular:
                 self.driver.start(_engine(built.engine_ids[member.uuid]))
             sandbox = self.driver.inspect(_engine(built.sandbox_id))
-            addresses = net_addresses.addresses_from_inspect(sandbox)
+            addresses = (built.addresses if built.addresses is not None
+                         else net_addresses.addresses_from_inspect(sandbox))
             fields = {uuid: self._member_fields(engine_id, addresses)
                       for uuid, engine_id in built.engine_ids.items()}
         except Exception as exc:
@@ -430,9 +464,20 @@ class CapsuleEndpoint(NodePlumbing):
         except exception.ZunException:
             LOG.warning("Could not remove the volumes of capsule %s", capsule_uuid,
                         exc_info=True)
-        self._release_network(project_id)
+        self._release_network(project_id, capsule_uuid)
 
-    def _release_network(self, project_id: str | None) -> None:
+    def _release_network(self, project_id: str | None, capsule_uuid: str) -> None:
+        if mode.kuryr_enabled():
+            # The sandbox's port (device = the capsule) and exposed-ports group; never raises.
+            try:
+                neutron = neutron_api.for_service()
+                kuryr_network.release_ports(
+                    neutron, [(p["id"], False) for p in neutron.ports(device_id=capsule_uuid)])
+                kuryr_network.remove_exposed_group(neutron, capsule_uuid, project_id)
+            except Exception:
+                LOG.warning("Could not release the Neutron port of capsule %s", capsule_uuid,
+                            exc_info=True)
+            return
         project = project_id or "default"
         try:
             with docker_network.project_network_lock(self.driver.engine, project):
@@ -492,7 +537,7 @@ class CapsuleEndpoint(NodePlumbing):
                                   task_states=(consts.CONTAINER_DELETING, None))
             self._event(context, capsule_uuid, "delete", exc)
             return
-        self._release_network(capsule.project_id)
+        self._release_network(capsule.project_id, capsule_uuid)
         with engine.transaction() as session:
             current = capsule_q.get_by_uuid(session, capsule_uuid)
             if current is None:

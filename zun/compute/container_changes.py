@@ -1,12 +1,13 @@
 """Changes to a running container, casts unless said: resize (limits), update (call),
-commit, network attach and detach, and the security-group calls (refused: Neutron's)."""
+commit, network attach and detach, and the security groups (Neutron's: refused by the embedded
+Docker networking, applied to the container's ports with the kuryr driver)."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from zun.common import consts
+from zun.common import consts, exception
 from zun.common.context import RequestContext
 from zun.compute import container_rows as rows
 from zun.compute.container_base import ContainerNodeBase
@@ -14,7 +15,8 @@ from zun.compute.container_rows import reason_of
 from zun.db.queries import node as node_q
 from zun.network import access as network_access
 from zun.network import addresses as net_addresses
-from zun.network import docker_network
+from zun.network import docker_network, kuryr_network, mode
+from zun.network import neutron as neutron_api
 
 LOG = logging.getLogger(__name__)
 
@@ -105,12 +107,24 @@ class ContainerChanges(ContainerNodeBase):
     # --- networks -------------------------------------------------------------------------
 
     def network_attach(self, context: RequestContext, container_uuid: str, network: str,
-                       fixed_ip: str | None = None) -> None:
+                       fixed_ip: str | None = None,
+                       requested_network: dict[str, Any] | None = None) -> None:
+        if mode.kuryr_enabled():
+            request = requested_network or {"network": network, "port": "",
+                                            "fixed_ip": fixed_ip or "",
+                                            "preserve_on_delete": False}
+            self.submit(context, container_uuid, self._do_neutron_network, "network_attach",
+                        consts.NETWORK_ATTACHING, request)
+            return
         self.submit(context, container_uuid, self._do_network, "network_attach",
                     consts.NETWORK_ATTACHING, network, fixed_ip)
 
     def network_detach(self, context: RequestContext, container_uuid: str,
                        network: str) -> None:
+        if mode.kuryr_enabled():
+            self.submit(context, container_uuid, self._do_neutron_network, "network_detach",
+                        consts.NETWORK_DETACHING, {"network": network})
+            return
         self.submit(context, container_uuid, self._do_network, "network_detach",
                     consts.NETWORK_DETACHING, network, None)
 
@@ -138,12 +152,95 @@ class ContainerChanges(ContainerNodeBase):
             return
         rows.finish(context, container_uuid, action, values, (task_state, None))
 
-    # --- security groups: Neutron's, not available on Docker bridge networks --------------
+    def _do_neutron_network(self, context: RequestContext, container_uuid: str, action: str,
+                            task_state: str, request: dict[str, Any]) -> None:
+        """Attach (a new or the user's port) or detach a Neutron network (kuryr)."""
+        row = rows.load(container_uuid)
+        if row is None:
+            return
+        rows.start_event(context, container_uuid, action)
+        network = str(request["network"])
+        addresses = dict(row.addresses or {})
+        taken = kuryr_network.PortsTaken()
+        neutron = None
+        try:
+            neutron = neutron_api.for_service()
+            client = self.driver.engine
+            ref = self.driver.engine_ref(row)
+            if action == "network_attach":
+                port = kuryr_network.take_port(
+                    neutron, row.uuid, row.project_id, request,
+                    list(row.security_groups) if row.security_groups else None, taken)
+                network = str(port["network_id"])
+                kuryr_network.ensure_docker_network(client, neutron, network)
+                addrs = kuryr_network.addresses_of(port,
+                                                   bool(request.get("preserve_on_delete")))
+                endpoint = kuryr_network.endpoint_of(addrs)
+                docker_network.connect(client, ref, network, ip=endpoint.get("ipv4_address"))
+                addresses[network] = addrs
+            else:
+                docker_network.disconnect(client, ref, network)
+                kuryr_network.release_ports(neutron,
+                                            kuryr_network.ports_of(addresses, network))
+                addresses.pop(network, None)
+        except Exception as exc:
+            LOG.warning("%s of %s to %s failed: %s", action, container_uuid, network,
+                        reason_of(exc))
+            if neutron is not None:
+                kuryr_network.release_ports(neutron, taken.ports)
+            rows.finish(context, container_uuid, action, {"task_state": None},
+                         (task_state, None), exc=exc)
+            return
+        rows.finish(context, container_uuid, action,
+                     {"addresses": addresses, "task_state": None}, (task_state, None))
+
+    # --- security groups: Neutron's (kuryr); the Docker bridges have none -----------------
 
     def add_security_group(self, context: RequestContext, container_uuid: str,
                            security_group: str | None = None) -> None:
-        docker_network.check_security_groups([security_group or "?"])
+        if not mode.kuryr_enabled():
+            docker_network.check_security_groups([security_group or "?"])
+        self.submit(context, container_uuid, self._do_security_group, "add_security_group",
+                    consts.SG_ADDING, str(security_group))
 
     def remove_security_group(self, context: RequestContext, container_uuid: str,
                               security_group: str | None = None) -> None:
-        docker_network.check_security_groups([security_group or "?"])
+        if not mode.kuryr_enabled():
+            docker_network.check_security_groups([security_group or "?"])
+        self.submit(context, container_uuid, self._do_security_group,
+                    "remove_security_group", consts.SG_REMOVING, str(security_group))
+
+    def _do_security_group(self, context: RequestContext, container_uuid: str, action: str,
+                           task_state: str, group: str) -> None:
+        """Add a security group to (or remove it from) every port of the container."""
+        row = rows.load(container_uuid)
+        if row is None:
+            return
+        rows.start_event(context, container_uuid, action)
+        adding = action == "add_security_group"
+        groups = list(row.security_groups or [])
+        try:
+            neutron = neutron_api.for_service()
+            for port_id, _preserve in kuryr_network.ports_of(row.addresses):
+                port = neutron.show_port(port_id)
+                if port is None:
+                    continue
+                current = list(port.get("security_groups") or [])
+                wanted = (list(dict.fromkeys([*current, group])) if adding
+                          else [g for g in current if g != group])
+                try:
+                    neutron.update_port(port_id, {"security_groups": wanted})
+                except exception.Invalid as exc:
+                    cls = (exception.SecurityGroupCannotBeApplied if adding
+                           else exception.SecurityGroupCannotBeRemoved)
+                    raise cls(message=str(exc)) from exc
+            groups = (list(dict.fromkeys([*groups, group])) if adding
+                      else [g for g in groups if g != group])
+        except Exception as exc:
+            LOG.warning("%s %s on %s failed: %s", action, group, container_uuid,
+                        reason_of(exc))
+            rows.finish(context, container_uuid, action, {"task_state": None},
+                         (task_state, None), exc=exc)
+            return
+        rows.finish(context, container_uuid, action,
+                     {"security_groups": groups, "task_state": None}, (task_state, None))

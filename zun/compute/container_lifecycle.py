@@ -85,6 +85,7 @@ class ContainerLifecycle(ContainerNodeBase):
                 return
             self.fail_create(context, row, reason_of(exc), taken, exc, started)
             return
+        values.update(taken.row_values)
         values.update(task_state=None, status_reason=None)
         if not rows.finish(context, container_uuid, "create", values,
                             (consts.CONTAINER_CREATING,), statuses=(consts.CREATING,),
@@ -126,6 +127,8 @@ class ContainerLifecycle(ContainerNodeBase):
         steps: list[tuple[str, Callable[[], Any]]] = [
             ("engine container", lambda: self.driver.delete(row, force=True)),
             ("volumes", lambda: self.resources.release_volumes(row.uuid, taken.records)),
+            # after the engine container: the engine lets go of a port only when it is gone
+            ("Neutron ports", lambda: self.resources.release_neutron(row, taken)),
         ]
         for what, step in steps:
             try:
@@ -190,7 +193,7 @@ class ContainerLifecycle(ContainerNodeBase):
                 return
             LOG.warning("Forced delete of %s goes on despite: %s", container_uuid,
                         reason_of(exc))
-        self.resources.release_project_network(row.project_id)
+        self.resources.release_container_networking(row)
         cpu, memory_mb, disk_gb = claims.container_resources(row.cpu, row.memory, row.disk)
         with engine.transaction() as session:
             current = node_q.get_container(session, container_uuid)

@@ -1,9 +1,10 @@
 """What a container takes on a node besides its engine container: networks and volumes.
 
 The project network is Docker's bridge network ``zun-<project>`` (zun.network.docker_network),
-made on first use and removed when nothing uses it; volumes and injected files are the local
-driver's (zun.volume.local). Both drivers are handed the runtime's engine handle: this module
-never talks to the engine itself.
+made on first use and removed when nothing uses it; with ``[network]/driver = kuryr`` a
+container gets Neutron ports on kuryr's Docker networks instead (zun.network.kuryr_network).
+Volumes and injected files are the local driver's (zun.volume.local). The drivers are handed
+the runtime's engine handle: this module never talks to the engine itself.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import Any
 from zun.common import exception
 from zun.db import engine
 from zun.db.queries import node as node_q
-from zun.network import docker_network
+from zun.network import docker_network, kuryr_network, mode
+from zun.network import neutron as neutron_api
 from zun.volume import local as local_volume
 
 LOG = logging.getLogger(__name__)
@@ -31,6 +33,10 @@ class Taken:
     records: list[dict[str, Any]] = field(default_factory=list)
     project_network: str | None = None
     engine_created: bool = False
+    # Neutron ports and the exposed-ports group (kuryr driver).
+    neutron: kuryr_network.PortsTaken = field(default_factory=kuryr_network.PortsTaken)
+    # Row fields the networking decided (kuryr: addresses, security groups).
+    row_values: dict[str, Any] = field(default_factory=dict)
 
 
 class NodeResources:
@@ -49,6 +55,9 @@ class NodeResources:
                    taken: Taken) -> Iterator[dict[str, Any]]:
         """The networking of a create; holds the project network's lock while it is used,
         so that a concurrent cleanup cannot remove the network before the container is on it."""
+        if mode.kuryr_enabled():
+            yield self._kuryr_networking(row, requested, taken)
+            return
         client = self._engine()
         if requested:
             endpoints: dict[str, dict[str, Any]] = {}
@@ -79,6 +88,71 @@ class NodeResources:
             taken.project_network = project
             yield {"network_mode": name, "endpoints": {name: {}}}
 
+    def _kuryr_networking(self, row: Any, requested: list[dict[str, Any]] | None,
+                          taken: Taken) -> dict[str, Any]:
+        """Neutron ports (made or the user's) on kuryr's Docker networks; what is made is
+        recorded in ``taken.neutron`` at once, so a failure gives it back."""
+        client = self._engine()
+        neutron = neutron_api.for_service()
+        requests = list(requested or [])
+        if not requests:
+            # The API resolves the networks; a create that came without any (an older
+            # message) gets the project's network as the original chose it.
+            net = neutron.available_network(row.project_id)
+            requests = [{"network": net["id"], "port": "", "fixed_ip": "",
+                         "preserve_on_delete": False}]
+        groups = list(row.security_groups) if row.security_groups else None
+        if row.exposed_ports:
+            existing = neutron.security_groups(
+                name=kuryr_network.exposed_group_name(row.uuid), project_id=row.project_id)
+            group = (existing[0]["id"] if existing else kuryr_network.expose_ports(
+                neutron, row.uuid, row.project_id, row.exposed_ports, taken.neutron))
+            groups = list(dict.fromkeys([*(groups or []), group]))
+        addresses: dict[str, list[dict[str, Any]]] = {}
+        endpoints: dict[str, dict[str, Any]] = {}
+        mac = None
+        for request in requests:
+            port = kuryr_network.take_port(neutron, row.uuid, row.project_id, request, groups,
+                                           taken.neutron)
+            net_id = str(port["network_id"])
+            kuryr_network.ensure_docker_network(client, neutron, net_id)
+            addrs = kuryr_network.addresses_of(port, bool(request.get("preserve_on_delete")))
+            addresses[net_id] = addrs
+            endpoints[net_id] = kuryr_network.endpoint_of(addrs)
+            mac = mac or port.get("mac_address")
+        row.addresses = addresses
+        taken.row_values["addresses"] = addresses
+        if groups is not None:
+            row.security_groups = groups
+            taken.row_values["security_groups"] = groups
+        return {"network_mode": next(iter(endpoints)), "endpoints": endpoints,
+                "mac_address": mac, "publish": False}
+
+    def release_neutron(self, row: Any, taken: Taken) -> None:
+        """Give back the ports and group a failed create took (kuryr; never raises)."""
+        if not (taken.neutron.ports or taken.neutron.exposed_group):
+            return
+        try:
+            neutron = neutron_api.for_service()
+        except Exception:
+            LOG.warning("Could not release the Neutron ports of %s", row.uuid, exc_info=True)
+            return
+        kuryr_network.release(neutron, row.uuid, row.project_id, taken.neutron)
+
+    def release_container_networking(self, row: Any) -> None:
+        """After the engine container is gone: its ports (deleted, or handed back when the
+        user brought them) and its exposed-ports group (kuryr; never raises)."""
+        if not mode.kuryr_enabled():
+            self.release_project_network(row.project_id)
+            return
+        try:
+            neutron = neutron_api.for_service()
+            kuryr_network.release_ports(neutron, kuryr_network.ports_of(row.addresses))
+            if row.exposed_ports:
+                kuryr_network.remove_exposed_group(neutron, row.uuid, row.project_id)
+        except Exception:
+            LOG.warning("Could not release the Neutron ports of %s", row.uuid, exc_info=True)
+
     def forget_project_network(self, project_id: str | None) -> None:
         self.known_networks.discard(docker_network.project_network_name(project_id or "default"))
 
@@ -86,6 +160,12 @@ class NodeResources:
     def stored_networks(row: Any) -> list[dict[str, Any]] | None:
         """The networks a container was on (its ``addresses`` keys), to rebuild it alike;
         None (the project network) when it was on that one only, or on none."""
+        if mode.kuryr_enabled():
+            # The same ports again (the engine let them go with the old container).
+            return [{"network": net, "port": port, "fixed_ip": "",
+                     "preserve_on_delete": preserve}
+                    for net in (row.addresses or {})
+                    for port, preserve in kuryr_network.ports_of(row.addresses, net)] or None
         project_net = docker_network.project_network_name(row.project_id or "default")
         names = list(row.addresses or {})
         if not names or names == [project_net]:
@@ -126,6 +206,8 @@ class NodeResources:
 
     def release_project_network(self, project_id: str | None) -> None:
         """Remove the project's network if nothing uses it (never raises)."""
+        if mode.kuryr_enabled():
+            return
         project = project_id or "default"
         try:
             # Inside the try: an unreachable engine fails here already.

@@ -19,6 +19,7 @@ from zun.db.queries import actions as action_q
 from zun.db.queries import containers as container_q
 from zun.db.queries import node as node_q
 from zun.network import addresses as net_addresses
+from zun.network import mode
 from zun.runtime.contract import ContainerRuntime
 from zun.runtime.docker.status import map_docker_state
 
@@ -97,9 +98,13 @@ def engine_fields(runtime: ContainerRuntime, row: Any,
     fields = map_docker_state(info.get("State"), status=row.status,
                               status_reason=row.status_reason,
                               status_detail=row.status_detail, force=True)
+    # With Neutron (kuryr) the addresses are the ports Zun made, stored at create and changed
+    # by attach and detach: the engine's endpoint ids are not what clients know.
+    addresses = (row.addresses if mode.kuryr_enabled()
+                 else net_addresses.addresses_from_inspect(info))
     return {"status": fields.status, "status_reason": fields.status_reason,
             "status_detail": fields.status_detail, "container_id": info["Id"],
-            "addresses": net_addresses.addresses_from_inspect(info)}
+            "addresses": addresses}
 
 
 def public(values: dict[str, Any]) -> dict[str, Any]:

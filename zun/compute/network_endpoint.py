@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from zun.common.context import RequestContext
-from zun.network import docker_network
+from zun.network import docker_network, kuryr_network, mode
+from zun.network import neutron as neutron_api
 from zun.runtime.contract import ContainerRuntime
 from zun.runtime.docker.driver import DockerDriver
 
@@ -32,6 +33,13 @@ class NetworkEndpoint:
 
     def network_create(self, context: RequestContext, name: str,
                        neutron_net_id: str) -> dict[str, Any]:
+        if mode.kuryr_enabled():
+            # The original's Docker network of kuryr, named after the Neutron network.
+            docker_id = kuryr_network.ensure_docker_network(
+                self.client, neutron_api.for_service(), neutron_net_id)
+            return {"name": name, "network_id": docker_id, "neutron_net_id": neutron_net_id,
+                    "project_id": context.project_id, "user_id": context.user_id,
+                    "host": self.host}
         view = docker_network.create_network(
             self.client, neutron_net_id, neutron_net_id=neutron_net_id,
             project_id=context.project_id, user_id=context.user_id)
@@ -41,6 +49,8 @@ class NetworkEndpoint:
         return out
 
     def network_delete(self, context: RequestContext, neutron_net_id: str) -> bool:
+        if mode.kuryr_enabled():
+            return kuryr_network.remove_docker_network(self.client, neutron_net_id)
         return docker_network.delete_network(self.client, neutron_net_id)
 
 

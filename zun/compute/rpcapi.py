@@ -144,9 +144,22 @@ class ContainerRPCAPI:
         self._cast(ctx, host, "resize_container", container_uuid, cpu=cpu, memory=memory)
 
     def network_attach(self, ctx: RequestContext, host: str, container_uuid: str, *,
-                       network: str, fixed_ip: str | None) -> None:
-        self._cast(ctx, host, "network_attach", container_uuid, network=network,
-                   fixed_ip=fixed_ip)
+                       network: str, fixed_ip: str | None,
+                       requested_network: dict[str, Any] | None = None) -> None:
+        kwargs: dict[str, Any] = {"network": network, "fixed_ip": fixed_ip}
+        if requested_network is not None:  # kuryr: the request the API resolved in Neutron
+            kwargs["requested_network"] = requested_network
+        self._cast(ctx, host, "network_attach", container_uuid, **kwargs)
+
+    def add_security_group(self, ctx: RequestContext, host: str, container_uuid: str, *,
+                           security_group: str) -> None:
+        self._cast(ctx, host, "add_security_group", container_uuid,
+                   security_group=security_group)
+
+    def remove_security_group(self, ctx: RequestContext, host: str, container_uuid: str, *,
+                              security_group: str) -> None:
+        self._cast(ctx, host, "remove_security_group", container_uuid,
+                   security_group=security_group)
 
     def network_detach(self, ctx: RequestContext, host: str, container_uuid: str, *,
                        network: str) -> None:

@@ -9,7 +9,7 @@ GROUP = cfg.OptGroup("network", title="Networking", help="Which network driver z
 OPTS = [
     cfg.StrOpt(
         "driver",
-        default="kuryr",
+        default="docker",
         choices=[
             ("kuryr", "Neutron ports through the kuryr-libnetwork Docker plugin"),
             ("cni", "Neutron ports through the zun-cni plugin (capsules)"),
@@ -18,7 +18,9 @@ OPTS = [
                 "[added by the rewrite] Docker bridge networks, no Neutron: the embedded mode",
             ),
         ],
-        help='Network driver. "docker" was added by the rewrite.',
+        help='Network driver. "docker" was added by the rewrite and is the default here (the '
+        'original defaulted to "kuryr", which needs Neutron and kuryr-libnetwork on every '
+        'node); "cni" is accepted and not acted on.',
     ),
     cfg.StrOpt(
         "driver_name",

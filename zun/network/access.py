@@ -14,13 +14,17 @@ from collections.abc import Iterable
 from zun.common import exception
 from zun.db import engine
 from zun.db.queries import networks as network_q
+from zun.network import mode
 from zun.network.docker_network import project_network_name
 
 
 def check_joinable(is_admin: bool, project_id: str | None,
                    names: Iterable[str | None]) -> None:
-    """Raise 404 ``network-not-found`` for a network ``project_id`` may not join."""
-    if is_admin:
+    """Raise 404 ``network-not-found`` for a network ``project_id`` may not join.
+
+    With the kuryr driver, Neutron decides: the API resolved the networks with the user's
+    token, so a network the user may not see was never found."""
+    if is_admin or mode.kuryr_enabled():
         return
     own = project_network_name(project_id or "default")
     for name in names:

@@ -75,3 +75,8 @@ def run_container(docker_client: docker.DockerClient,
             container.remove(force=True)
         except docker.errors.NotFound:
             pass
+
+
+# The API app and a real in-process zun-compute agent, for the kuryr driver's tests.
+from functional.api.resources_support import agent, bus  # noqa: E402, F401
+from unit.api.appfixtures import api, api_app, api_db, api_db_template  # noqa: E402, F401

@@ -50,8 +50,9 @@ DEVIATIONS: dict[tuple[str, str], dict[str, Any]] = {
     ("DEFAULT", "state_path"): {"default": "/var/lib/zun"},
     # Registered in [database] by Zun too; only its sample listed it under [DEFAULT].
     ("DEFAULT", "mysql_engine"): {"group": "database"},
-    # Zun accepted any string; the rewrite lists the drivers, adding "docker".
-    ("network", "driver"): {"choices": ("kuryr", "cni", "docker")},
+    # Zun accepted any string; the rewrite lists the drivers, adding "docker", its default (the
+    # embedded mode needs no Neutron; "kuryr" is the original's Neutron networking).
+    ("network", "driver"): {"choices": ("kuryr", "cni", "docker"), "default": "docker"},
     # Zun saw a dead node after 120-180 s; with report_interval 5 the rewrite sees it in
     # 20-25 s (docs/configuration.md).
     ("DEFAULT", "service_down_time"): {"default": 25},

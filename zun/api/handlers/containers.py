@@ -41,6 +41,9 @@ from zun.db import engine, models, paging
 from zun.db.queries import containers as container_q
 from zun.image import glance_client
 from zun.network import access as network_access
+from zun.network import mode as network_mode
+from zun.network import neutron as neutron_api
+from zun.network import neutron_requests
 
 COLLECTION = "containers"
 ITEM = "/v1/containers/{container_ident}"
@@ -275,7 +278,13 @@ def _create(req: ApiRequest, schema: str) -> webob.Response:
         exposed_ports = zun_utils.build_exposed_ports(exposed_ports)
     registry_id = _registry_id(ctx, body["registry"]) if body.get("registry") else None
     requested_networks = list(body.get("nets") or [])
-    _check_networks(ctx, ctx.project_id, [n.get("network") for n in requested_networks])
+    if network_mode.kuryr_enabled():
+        # Neutron, with the user's token: what they name must be theirs (or shared).
+        neutron = neutron_api.for_request(ctx)
+        security_groups = neutron_requests.security_group_ids(ctx, neutron, security_groups)
+        requested_networks = neutron_requests.build(ctx, neutron, requested_networks)
+    else:
+        _check_networks(ctx, ctx.project_id, [n.get("network") for n in requested_networks])
     privileged = body.get("privileged")
 
     values: dict[str, Any] = {
@@ -511,11 +520,17 @@ def _security_group(req: ApiRequest, ident: str, schema: str, rule: str,
 def add_security_group(req: ApiRequest, container_ident: str) -> webob.Response:
     container, name = _security_group(req, container_ident, "containers.add_security_group",
                                       "container:add_security_group", "add_security_group")
+    if network_mode.kuryr_enabled():
+        name = neutron_api.for_request(req.context).find_security_group(
+            name, req.context.project_id)
     if name in (container.security_groups or []):
         raise exception.InvalidValue(
             message=f"Security group {name} has been added to container.")
-    # Security groups are Neutron's; the embedded (Docker bridge) networking has none.
-    raise exception.SecurityGroupCannotBeApplied()
+    if not network_mode.kuryr_enabled():
+        # Security groups are Neutron's; the embedded (Docker bridge) networking has none.
+        raise exception.SecurityGroupCannotBeApplied()
+    _api().add_security_group(req.context, container, name)
+    return null_reply(202)
 
 
 @route("POST", ITEM + "/remove_security_group", "1.1", "1.14")
@@ -523,10 +538,16 @@ def remove_security_group(req: ApiRequest, container_ident: str) -> webob.Respon
     container, name = _security_group(req, container_ident, "containers.remove_security_group",
                                       "container:remove_security_group",
                                       "remove_security_group")
+    if network_mode.kuryr_enabled():
+        name = neutron_api.for_request(req.context).find_security_group(
+            name, req.context.project_id)
     if name not in (container.security_groups or []):
         raise exception.InvalidValue(
             message=f"Security group {name} was not added to container.")
-    raise exception.SecurityGroupCannotBeRemoved()
+    if not network_mode.kuryr_enabled():
+        raise exception.SecurityGroupCannotBeRemoved()
+    _api().remove_security_group(req.context, container, name)
+    return null_reply(202)
 
 
 @route("POST", ITEM + "/network_detach", "1.6")
@@ -535,7 +556,9 @@ def network_detach(req: ApiRequest, container_ident: str) -> webob.Response:
     container = _lookup(req, container_ident, "container:network_detach")
     addresses = container.addresses or {}
     network = params.get("network")
-    if network is None:
+    if network_mode.kuryr_enabled():
+        network = _neutron_detach_target(req, container, params)
+    elif network is None:
         port = params["port"]
         network = next((net for net, addrs in addresses.items()
                         if any((a or {}).get("port") == port for a in addrs or [])), None)
@@ -553,6 +576,8 @@ def network_detach(req: ApiRequest, container_ident: str) -> webob.Response:
 def network_attach(req: ApiRequest, container_ident: str) -> webob.Response:
     params = _validate_merged_query(req, "containers.network_attach")
     container = _lookup(req, container_ident, "container:network_attach")
+    if network_mode.kuryr_enabled():
+        return _neutron_attach(req, container, params)
     if params.get("port"):
         # Ports are Neutron's; the embedded networking attaches networks only.
         raise exception.PortNotFound(port=params["port"])
@@ -564,4 +589,45 @@ def network_attach(req: ApiRequest, container_ident: str) -> webob.Response:
     _check_networks(req.context, container.project_id, [network])
     _api().network_attach(req.context, container, network=network,
                           fixed_ip=params.get("fixed_ip"))
+    return null_reply(200)
+
+
+def _neutron_detach_target(req: ApiRequest, container: models.Container,
+                           params: dict[str, Any]) -> str:
+    """The Neutron network id to detach (kuryr), looked up with the user's token."""
+    neutron = neutron_api.for_request(req.context)
+    addresses = container.addresses or {}
+    if params.get("port"):
+        port = neutron.get_port(str(params["port"]))
+        net_id = str(port["network_id"])
+        if port["id"] not in {a.get("port") for a in addresses.get(net_id) or []}:
+            raise exception.Invalid(
+                message=f"Port '{params['port']}' is not attached to container "
+                        f"'{container.uuid}'.")
+        return net_id
+    net_id = str(neutron.get_network(str(params.get("network")))["id"])
+    if net_id not in addresses:
+        raise exception.Invalid(
+            message=f"Network '{params.get('network')}' is not attached to container "
+                    f"'{container.uuid}'.")
+    return net_id
+
+
+def _neutron_attach(req: ApiRequest, container: models.Container,
+                    params: dict[str, Any]) -> webob.Response:
+    """network_attach with the kuryr driver: the request resolved in Neutron as at create."""
+    neutron = neutron_api.for_request(req.context)
+    nets = [{k: params[k] for k in ("network", "port", "fixed_ip") if params.get(k)}]
+    if not nets[0]:
+        api_common.require_params(params, ["network"])
+    requested = neutron_requests.build(req.context, neutron, nets)[0]
+    if requested["network"] in (container.addresses or {}):
+        what = (f"Cannot attach port '{params['port']}' to container '{container.uuid}' "
+                "because another port on the same network is already attached to this "
+                "container." if params.get("port") else
+                f"Network '{params.get('network')}' is already connected to container "
+                f"'{container.uuid}'.")
+        raise exception.Invalid(message=what)
+    _api().network_attach(req.context, container, network=requested["network"],
+                          fixed_ip=requested["fixed_ip"] or None, requested_network=requested)
     return null_reply(200)

@@ -20,6 +20,8 @@ from zun.common import exception, policy
 from zun.compute import rpcapi_images_networks as image_network_rpc
 from zun.db import engine
 from zun.db.queries import networks as queries
+from zun.network import mode as network_mode
+from zun.network import neutron as neutron_api
 
 
 @route("POST", "/v1/networks")
@@ -31,6 +33,9 @@ def create_network(req: ApiRequest) -> webob.Response:
     policy.authorize(ctx, "network:create")
     common.require_params(params, ["neutron_net_id"])
     net_id = str(params["neutron_net_id"])
+    if network_mode.kuryr_enabled():
+        # The caller must see the Neutron network (404 otherwise), as with the original.
+        net_id = str(neutron_api.for_request(ctx).get_network(net_id)["id"])
     host = image_network_rpc.pick_host("network_create")
     with engine.transaction(readonly=True) as session:
         if any(row.host == host for row in queries.by_neutron_id(session, net_id)):

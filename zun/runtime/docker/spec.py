@@ -216,8 +216,11 @@ def build_create_spec(container: Any, image_ref: str, networking: dict[str, Any]
     """Everything needed to create ``container`` (a row-like object) from ``image_ref``.
 
     ``networking``: ``{"network_mode": str, "endpoints": {network: {ipv4_address,
-    ipv6_address, aliases, links, mac_address}}}``; the first endpoint is attached at create
-    and the others are returned in ``extra_endpoints``. ``binds``/``mounts`` are passed to
+    ipv6_address, aliases, links}}, "mac_address": str, "publish": bool}``; the first endpoint
+    is attached at create and the others are returned in ``extra_endpoints``; ``mac_address``
+    is the container's (its first network's, a Neutron port's); ``publish`` False keeps
+    ``exposed_ports`` exposed only (Neutron opens them with a security group instead of the
+    node publishing them). ``binds``/``mounts`` are passed to
     Docker as they are (docker-py's formats).
     """
     get = field_getter(container)
@@ -263,6 +266,10 @@ def build_create_spec(container: Any, image_ref: str, networking: dict[str, Any]
     spec = CreateSpec(create={k: v for k, v in create.items() if v is not None},
                       host_config={k: v for k, v in host.items() if v is not None})
     if networking:
+        if networking.get("mac_address"):
+            spec.create["mac_address"] = networking["mac_address"]
+        if networking.get("publish") is False:
+            spec.host_config.pop("port_bindings", None)
         endpoints = dict(networking.get("endpoints") or {})
         mode = networking.get("network_mode") or next(iter(endpoints), None)
         if mode:
