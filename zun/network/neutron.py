@@ -10,9 +10,10 @@ Every call goes through a keystoneauth session, as in the original's ``[neutron_
 
 The endpoint comes from the catalog, filtered by ``[neutron_client]/region_name`` and
 ``endpoint_type``. Failures are Zun exceptions with a clear code: Neutron (or Keystone) not
-answering, or answering 5xx, is :class:`~zun.common.exception.NeutronUnavailable` (503); Neutron
-refusing a request keeps its status and words (404 not found, 409 an IP address in use, 400 an
-address outside the subnet).
+answering, or answering 5xx, is :class:`~zun.common.exception.NeutronUnavailable` (503), and so
+is Keystone refusing zun's own credentials; Keystone refusing the user's token is ``TokenRefused``
+(401); Neutron refusing a request keeps its status and words (404 not found, 409 an IP address
+in use, 400 an address outside the subnet).
 """
 
 from __future__ import annotations
@@ -76,7 +77,8 @@ def for_request(context: Any, conf: Any = None) -> NeutronClient:
     auth = v3.Token(auth_url=_auth_url(conf), token=context.auth_token,
                     project_id=context.project_id)
     return NeutronClient(ks_loading.load_session_from_conf_options(conf, "keystone_auth",
-                                                                    auth=auth), conf)
+                                                                    auth=auth), conf,
+                         as_user=True)
 
 
 def for_service(conf: Any = None) -> NeutronClient:
@@ -105,10 +107,18 @@ def _neutron_words(resp: Any) -> str:
 
 class NeutronClient:
     def __init__(self, session: ks_session.Session, conf: Any = None,
-                 endpoint: str | None = None) -> None:
+                 endpoint: str | None = None, as_user: bool = False) -> None:
         self._session = session
         self._conf = conf
         self._endpoint = endpoint.rstrip("/") if endpoint else None
+        self._as_user = as_user
+
+    def _refused(self, exc: Exception) -> exception.ZunException:
+        """Keystone said no: the user's token (401) or zun's own credentials (503)."""
+        if self._as_user:
+            return exception.TokenRefused(reason=str(exc))
+        return exception.NeutronUnavailable(
+            reason=f"Keystone refused zun's service credentials ([keystone_auth]): {exc}")
 
     # -- plumbing ------------------------------------------------------------------------------
 
@@ -121,6 +131,13 @@ class NeutronClient:
                 options["region_name"] = group.region_name
             try:
                 url = self._session.get_endpoint(**options)
+            except ks_exc.Unauthorized as exc:
+                raise self._refused(exc) from exc
+            except ks_exc.NotFound as exc:
+                # Keystone answers 404 for a token it cannot read ("Could not recognize").
+                if self._as_user:
+                    raise self._refused(exc) from exc
+                raise exception.NeutronUnavailable(reason=f"Keystone: {exc}") from exc
             except ks_exc.ClientException as exc:
                 raise exception.NeutronUnavailable(reason=f"Keystone: {exc}") from exc
             if not url:
@@ -140,8 +157,7 @@ class NeutronClient:
                 ks_exc.DiscoveryFailure) as exc:
             raise exception.NeutronUnavailable(reason=str(exc)) from exc
         except ks_exc.Unauthorized as exc:
-            raise exception.NotAuthorized(message=f"Keystone refused the credentials: {exc}") \
-                from exc
+            raise self._refused(exc) from exc
         except ks_exc.ClientException as exc:
             raise exception.NeutronUnavailable(reason=str(exc)) from exc
         status = resp.status_code
@@ -156,7 +172,9 @@ class NeutronClient:
             raise exception.NotFound(message=f"Neutron: {words}")
         if status == 409:
             raise exception.Conflict(message=f"Neutron: {words}")
-        if status in (401, 403):
+        if status == 401:
+            raise self._refused(RuntimeError(f"Neutron answered 401: {words}"))
+        if status == 403:
             raise exception.NotAuthorized(message=f"Neutron: {words}")
         raise exception.Invalid(message=f"Neutron: {words}")
 

@@ -357,3 +357,12 @@ def test_capsule_sandbox_gets_the_port_and_members_share_it(cloud: Any,
     finally:
         CONF.clear_override("sandbox_image_pull_policy")
     neutron_support.assert_no_port_leaked(env.neutron, env.networks, env.before)
+
+
+def test_a_refused_token_is_401(cloud: Any) -> None:
+    env = cloud
+    bad = {"X-Auth-Token": "gAAAAA-not-a-token"}
+    r = env.member.post("/v1/containers", headers=bad, json={
+        "image": env.image, "nets": [{"network": env.net["id"]}], "run": True})
+    assert (r.status, r.error["code"]) == (401, "container.token-refused"), r
+    assert env.member.get("/v1/containers", headers=env.headers).json["containers"] == []
