@@ -307,6 +307,82 @@ cleanup_networks() {
     done
 }
 
+# --- the plugin's Docker engine on tcp://localhost:2375 ---------------------------------------
+#
+# test_run_container_with_image_driver_glance pulls `alpine` through a Docker engine at
+# tcp://localhost:2375 (hard-coded in the plugin: devstack opens the node's engine there), saves
+# it, uploads it to Glance and removes it. The machine's dockerd listens on its unix socket only
+# and there is no Docker Hub here, so for the run: a dockerd of our own in a network namespace
+# (no bridge, no iptables: it only pulls and saves), whose registry mirror is the test registry
+# (127.0.0.1:5000, reached from the namespace through a unix socket relay) where a stand-in
+# `library/alpine` (the busybox test image) is pushed; and a relay from 127.0.0.1:2375 to the
+# engine's socket. All of it is stopped and removed with zun-api and zun-compute.
+PULL_NS=zun-tempest-pull
+PULL_RUN=/run/$PULL_NS
+PULL_DATA=/var/lib/$PULL_NS
+PULL_MIRROR_PORT=$((API_PORT + 9))
+ALPINE_STANDIN=$REGISTRY/library/alpine:latest
+
+spawn_cmd() {  # spawn_cmd NAME CMD...: a process group of its own, pid in $WORKDIR/run
+    local name=$1
+    shift
+    setsid "$@" </dev/null >>"$WORKDIR/logs/$name.log" 2>&1 &
+    echo $! >"$WORKDIR/run/$name.pid"
+}
+
+start_pull_engine() {
+    port_open 2375 && fail "127.0.0.1:2375 is taken: the plugin's Docker engine must listen there"
+    docker tag busybox:latest "$ALPINE_STANDIN" && docker push -q "$ALPINE_STANDIN" >/dev/null \
+        || fail "docker push $ALPINE_STANDIN"
+    docker rmi "$ALPINE_STANDIN" >/dev/null
+    mkdir -p "$PULL_RUN" "$PULL_DATA" "$WORKDIR/run"
+    ip netns list | grep -qw "$PULL_NS" || ip netns add "$PULL_NS" || fail "ip netns add $PULL_NS"
+    ip -n "$PULL_NS" link set lo up
+    spawn_cmd pull-registry-relay socat "UNIX-LISTEN:$PULL_RUN/registry.sock,fork,unlink-early" \
+        "TCP:$HOST:5000"
+    spawn_cmd pull-mirror-relay nsenter "--net=/var/run/netns/$PULL_NS" socat \
+        "TCP-LISTEN:$PULL_MIRROR_PORT,bind=$HOST,fork,reuseaddr" "UNIX-CONNECT:$PULL_RUN/registry.sock"
+    spawn_cmd pull-dockerd nsenter "--net=/var/run/netns/$PULL_NS" dockerd \
+        --data-root "$PULL_DATA" --exec-root "$PULL_RUN/exec" --pidfile "$PULL_RUN/dockerd.pid" \
+        -H "unix://$PULL_RUN/docker.sock" --registry-mirror "http://$HOST:$PULL_MIRROR_PORT" \
+        --bridge none --iptables=false --ip6tables=false
+    local i
+    for ((i = 0; i < 90; i++)); do
+        docker -H "unix://$PULL_RUN/docker.sock" version >/dev/null 2>&1 && break
+        pid_alive pull-dockerd || fail "the pull engine's dockerd exited" "$WORKDIR/logs/pull-dockerd.log"
+        sleep 1
+    done
+    docker -H "unix://$PULL_RUN/docker.sock" version >/dev/null 2>&1 \
+        || fail "the pull engine's dockerd did not answer in 90 s" "$WORKDIR/logs/pull-dockerd.log"
+    spawn_cmd pull-engine-relay socat "TCP-LISTEN:2375,bind=$HOST,fork,reuseaddr" \
+        "UNIX-CONNECT:$PULL_RUN/docker.sock"
+    for ((i = 0; i < 20; i++)); do port_open 2375 && return 0; sleep 0.5; done
+    fail "no relay on 127.0.0.1:2375" "$WORKDIR/logs/pull-engine-relay.log"
+}
+
+stop_pull_engine() {
+    local pid i
+    stop_one pull-engine-relay
+    if [[ -f "$PULL_RUN/dockerd.pid" ]]; then
+        pid="$(cat "$PULL_RUN/dockerd.pid")"
+        kill -TERM "$pid" 2>/dev/null || true
+        for ((i = 0; i < 60; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    stop_one pull-dockerd
+    stop_one pull-mirror-relay
+    stop_one pull-registry-relay
+    ip netns list | grep -qw "$PULL_NS" && ip netns del "$PULL_NS"
+    grep -o " $PULL_DATA[^ ]*" /proc/self/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
+    rm -rf "$PULL_RUN" "$PULL_DATA"
+    # The test's container was made from the Glance copy of the stand-in: `docker load` left it
+    # as alpine:latest on the machine's engine. Only that image (same id as busybox) is removed.
+    if [[ "$(docker image inspect -f '{{.Id}}' alpine:latest 2>/dev/null)" == \
+          "$(docker image inspect -f '{{.Id}}' busybox:latest)" ]]; then
+        docker rmi alpine:latest >/dev/null 2>&1 || true
+    fi
+}
+
 # --- tempest.conf -----------------------------------------------------------------------------
 
 write_tempest_conf() {
@@ -396,10 +472,12 @@ cmd_run() {
     build_image "$CIRROS_IMAGE"
     build_image "$NGINX_IMAGE"
     stop_zun
+    stop_pull_engine
     rm -rf "$WORKDIR"
     mkdir -p "$WORKDIR/logs"
-    trap 'stop_zun; cleanup_networks' EXIT
+    trap 'stop_zun; cleanup_networks; stop_pull_engine' EXIT
     start_zun
+    start_pull_engine
     write_tempest_conf
     log "tempest run --regex '$regex' ${exclude[*]} --concurrency $CONCURRENCY (log: $WORKDIR/workspace/tempest.log)"
     local started=$SECONDS rc=0
@@ -414,9 +492,9 @@ case "${1:-}" in
     run) shift; cmd_run "$@" ;;
     install) install_venv ;;
     start) install_venv; ensure_prereqs; build_image "$CIRROS_IMAGE"; build_image "$NGINX_IMAGE"
-           mkdir -p "$WORKDIR/logs"; start_zun; write_tempest_conf
+           mkdir -p "$WORKDIR/logs"; start_zun; start_pull_engine; write_tempest_conf
            log "ready: cd $WORKDIR/workspace && $TVENV/bin/tempest run --regex '$REGEX_DEFAULT'" ;;
-    stop) stop_zun; cleanup_networks ;;
+    stop) stop_zun; cleanup_networks; stop_pull_engine ;;
     results) print_results ;;
     *) echo "usage: $0 run [--regex R] [--exclude-regex R] [--concurrency N] | install | start | stop | results" >&2
        exit 2 ;;
