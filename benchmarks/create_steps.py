@@ -16,10 +16,10 @@ One run, on the local Docker engine, with ``zun-all`` (SQLite, in-process bus) s
    * Zun's arguments on Docker's default bridge: what the project network itself costs;
    * quiet: the API create again, polled only every 500 ms, and its create action's
      ``finish_time``: does fast polling slow the create down?
-2. **Under load**, ``--parallel-rounds`` alternated rounds of: ``--parallel`` API creates at
-   once, each polled every ``--poll``; the same polled every 500 ms; ``--parallel`` raw creates
-   at once (Zun's arguments and network). p50 of each; the containers of a phase are removed
-   before the next phase.
+2. **Under load**, ``--parallel-rounds`` rounds of: ``--parallel`` API creates at once, each
+   polled every ``--poll``; the same polled every 500 ms; ``--parallel`` raw creates at once
+   (Zun's arguments and network), in an order that turns each round. p50 of each; the
+   containers of a phase are removed before the next phase.
 3. The steps of every API create (medians), for each of the four API columns (idle or
    parallel, fast or slow polling): API (quota + insert + schedule + claim in one transaction,
    cast), the wait in the node's per-container queue, image check, volumes, network (the
@@ -262,9 +262,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--parallel", type=int, default=10)
-    parser.add_argument("--parallel-rounds", type=int, default=2,
-                        help="alternated rounds of each parallel phase (fast poll, slow poll, "
-                             "raw)")
+    parser.add_argument("--parallel-rounds", type=int, default=3,
+                        help="rounds of the parallel phases (fast poll, slow poll, raw), in an "
+                             "order that turns each round")
     parser.add_argument("--poll", type=float, default=0.02)
     args = parser.parse_args()
 
@@ -331,20 +331,28 @@ def main() -> int:
         loaded_quiet: list[dict[str, Any]] = []
         raw_loaded: list[tuple[float, str]] = []
         load_fast_phase, load_quiet_phase = Phase(zun.proc.pid), Phase(zun.proc.pid)
-        for _ in range(args.parallel_rounds):
+        def fast_round() -> None:
             with load_fast_phase:
-                loaded += parallel(lambda: zun.create_and_wait(args.poll), args.parallel)
+                loaded.extend(parallel(lambda: zun.create_and_wait(args.poll), args.parallel))
             api_ids.extend(r["uuid"] for r in loaded[-args.parallel:])
-            clean_between_phases()
+
+        def slow_round() -> None:
             with load_quiet_phase:
-                loaded_quiet += parallel(lambda: zun.create_and_wait(0.5), args.parallel)
+                loaded_quiet.extend(parallel(lambda: zun.create_and_wait(0.5), args.parallel))
             api_ids.extend(r["uuid"] for r in loaded_quiet[-args.parallel:])
-            clean_between_phases()
-            raw_loaded += parallel(
+
+        def raw_round() -> None:
+            raw_loaded.extend(parallel(
                 lambda: raw_once(docker.from_env(timeout=300).api, raw_net, True),
-                args.parallel)
+                args.parallel))
             raw_ids.extend(ident for _, ident in raw_loaded[-args.parallel:])
-            clean_between_phases()
+
+        # The order turns each round, so that no phase always follows the same clean-up.
+        rounds = [fast_round, slow_round, raw_round]
+        for i in range(args.parallel_rounds):
+            for phase in rounds[i % 3:] + rounds[:i % 3]:
+                phase()
+                clean_between_phases()
         load1 = os.getloadavg()[0]
 
         med = statistics.median
