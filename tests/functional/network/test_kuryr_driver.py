@@ -366,3 +366,36 @@ def test_a_refused_token_is_401(cloud: Any) -> None:
         "image": env.image, "nets": [{"network": env.net["id"]}], "run": True})
     assert (r.status, r.error["code"]) == (401, "container.token-refused"), r
     assert env.member.get("/v1/containers", headers=env.headers).json["containers"] == []
+
+
+def test_dual_stack_fixed_ips_and_attach_by_port_and_fixed_ip(cloud: Any) -> None:
+    env = cloud
+    project = env.account.project_id
+    v6 = env.neutron.add_subnet(env.net["id"], f"fd00:{env.octet:x}::/64", project_id=project)
+    fixed6 = f"fd00:{env.octet:x}::66"
+    shown = _running(env, nets=[{"network": env.net["id"], "v6-fixed-ip": fixed6}])
+    addrs = shown["addresses"][env.net["id"]]
+    assert {(a["version"], a["subnet_id"]) for a in addrs} >= {(6, v6["id"])}, addrs
+    assert fixed6 in {a["addr"] for a in addrs}
+    uuid_ = shown["uuid"]
+    # attach a second network by a port the user made, then a third by a fixed IP
+    second = env.neutron.create_network(CIDR.format((env.octet + 2) % 250), project_id=project)
+    third = env.neutron.create_network(CIDR.format((env.octet + 3) % 250), project_id=project)
+    env.networks += [second["network"]["id"], third["network"]["id"]]
+    before = env.neutron.port_ids(env.networks)
+    port = env.neutron.create_port(second["network"]["id"], project_id=project)
+    r = env.member.post(f"/v1/containers/{uuid_}/network_attach?port={port['id']}",
+                        headers=env.headers)
+    assert r.status == 200, r
+    shown = _settled(env, uuid_)
+    assert shown["addresses"][second["network"]["id"]][0]["preserve_on_delete"] is True
+    fixed = f"10.250.{(env.octet + 3) % 250}.55"
+    r = env.member.post(f"/v1/containers/{uuid_}/network_attach?network="
+                        f"{third['network']['id']}&fixed_ip={fixed}", headers=env.headers)
+    assert r.status == 200, r
+    shown = _settled(env, uuid_)
+    assert shown["addresses"][third["network"]["id"]][0]["addr"] == fixed
+    _delete(env, uuid_)
+    kept = env.neutron.port(port["id"])
+    assert kept is not None and kept["device_id"] == "", kept
+    neutron_support.assert_no_port_leaked(env.neutron, env.networks, before | {port["id"]})
