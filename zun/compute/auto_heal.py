@@ -42,7 +42,8 @@ def start(node: Any, context: Any, row: Any) -> bool:
                                 {"status": consts.REBUILDING,
                                  "task_state": consts.CONTAINER_REBUILDING,
                                  "status_reason": None},
-                                task_states=(None,), statuses=(row.status,))
+                                task_states=(None,), statuses=(row.status,),
+                                host=node.host)
     if won:
         LOG.info("Container %s vanished from the engine: rebuilding it (auto_heal)", row.uuid)
         node.container_rebuild(context, row.uuid, run=run)

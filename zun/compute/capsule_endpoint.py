@@ -189,7 +189,8 @@ class CapsuleEndpoint(NodePlumbing):
         with engine.transaction() as session:
             container_q.cas_update(session, capsule.uuid,
                               {"status": PHASE_STATUS[phase], "status_reason": reason},
-                              task_states=(None,), statuses=(consts.RUNNING,))
+                              task_states=(None,), statuses=(consts.RUNNING,),
+                              host=self.host)
 
     def _submit(self, context: RequestContext, capsule_uuid: str,
                 fn: Callable[..., None], *args: Any) -> Any:
@@ -427,7 +428,8 @@ class CapsuleEndpoint(NodePlumbing):
                 {"status": consts.RUNNING, "status_reason": None, "task_state": None,
                  "container_id": built.sandbox_id, "addresses": addresses,
                  "status_detail": None},
-                task_states=(consts.CONTAINER_CREATING,), statuses=(consts.CREATING,))
+                task_states=(consts.CONTAINER_CREATING,), statuses=(consts.CREATING,),
+                host=self.host)
             if won:
                 for member_uuid, values in fields.items():
                     capsule_q.update_member(session, member_uuid, values)
@@ -497,7 +499,7 @@ class CapsuleEndpoint(NodePlumbing):
                 {"status": consts.ERROR, "status_reason": reason, "task_state": None,
                  "host": None, "container_id": None, "addresses": None, "status_detail": None},
                 task_states=(consts.CONTAINER_CREATING, consts.IMAGE_PULLING, None),
-                statuses=(consts.CREATING,))
+                statuses=(consts.CREATING,), host=self.host)
             if won:
                 if host:
                     cpu, memory = capsule_q.member_resources(session, capsule.id)
@@ -534,7 +536,8 @@ class CapsuleEndpoint(NodePlumbing):
                 container_q.cas_update(session, capsule_uuid,
                                   {"status": consts.ERROR, "status_reason": reason_of(exc),
                                    "task_state": None},
-                                  task_states=(consts.CONTAINER_DELETING, None))
+                                  task_states=(consts.CONTAINER_DELETING, None),
+                                  host=self.host)
             self._event(context, capsule_uuid, "delete", exc)
             return
         self._release_network(capsule.project_id, capsule_uuid)

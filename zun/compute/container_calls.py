@@ -59,7 +59,7 @@ class ContainerCalls(ContainerNodeBase):
         if changed:
             with engine.transaction() as session:
                 container_q.cas_update(session, container_uuid, changed, task_states=(None,),
-                                  statuses=(row.status,))
+                                       statuses=(row.status,), host=self.host)
         return rows.public(fresh)
 
     def container_logs(self, context: RequestContext, container_uuid: str, stdout: bool = True,

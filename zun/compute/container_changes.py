@@ -35,12 +35,13 @@ class ContainerChanges(ContainerNodeBase):
         row = rows.load(container_uuid)
         if row is None:
             return
-        rows.start_event(context, container_uuid, "resize")
+        rows.start_event(context, container_uuid, "resize", host=self.host)
         task = (consts.CONTAINER_RESIZING, None)
         try:
             self.driver.update(row, cpu=cpu, memory=memory)
         except Exception as exc:
-            rows.finish(context, container_uuid, "resize", {"task_state": None}, task, exc=exc)
+            rows.finish(context, container_uuid, "resize", {"task_state": None}, task, exc=exc,
+                        host=self.host)
             return
         values: dict[str, Any] = {"task_state": None}
         if cpu is not None:
@@ -54,7 +55,7 @@ class ContainerChanges(ContainerNodeBase):
             if host:
                 node_q.recompute_usage(session, host)
 
-        rows.finish(context, container_uuid, "resize", values, task, extra=recount)
+        rows.finish(context, container_uuid, "resize", values, task, extra=recount, host=self.host)
 
     def container_update(self, context: RequestContext, container_uuid: str,
                          cpu: float | None = None, memory: str | None = None) -> dict[str, Any]:
@@ -75,7 +76,7 @@ class ContainerChanges(ContainerNodeBase):
         row = rows.load(container_uuid)
         if row is None:
             return
-        rows.start_event(context, container_uuid, "commit")
+        rows.start_event(context, container_uuid, "commit", host=self.host)
         task = (consts.CONTAINER_COMMITTING, None)
         tag = tag or "latest"
         image_id = None
@@ -93,7 +94,7 @@ class ContainerChanges(ContainerNodeBase):
                     node_q.delete_image_by_uuid(session, image_uuid)
 
             rows.finish(context, container_uuid, "commit", {"task_state": None}, task,
-                         exc=exc, extra=forget)
+                         exc=exc, extra=forget, host=self.host)
             return
 
         def record(session: Any) -> None:
@@ -102,7 +103,7 @@ class ContainerChanges(ContainerNodeBase):
                                             {"image_id": image_id, "size": str(size)})
 
         rows.finish(context, container_uuid, "commit", {"task_state": None}, task,
-                     extra=record)
+                     extra=record, host=self.host)
 
     # --- networks -------------------------------------------------------------------------
 
@@ -133,7 +134,7 @@ class ContainerChanges(ContainerNodeBase):
         row = rows.load(container_uuid)
         if row is None:
             return
-        rows.start_event(context, container_uuid, action)
+        rows.start_event(context, container_uuid, action, host=self.host)
         ref = self.driver.engine_ref(row)
         try:
             if action == "network_attach":
@@ -148,9 +149,9 @@ class ContainerChanges(ContainerNodeBase):
             LOG.warning("%s of %s to %s failed: %s", action, container_uuid, network,
                         reason_of(exc))
             rows.finish(context, container_uuid, action, {"task_state": None},
-                         (task_state, None), exc=exc)
+                         (task_state, None), exc=exc, host=self.host)
             return
-        rows.finish(context, container_uuid, action, values, (task_state, None))
+        rows.finish(context, container_uuid, action, values, (task_state, None), host=self.host)
 
     def _do_neutron_network(self, context: RequestContext, container_uuid: str, action: str,
                             task_state: str, request: dict[str, Any]) -> None:

@@ -69,11 +69,13 @@ class ContainerLifecycle(ContainerNodeBase):
 
             def on_pull() -> None:
                 pulling.append(True)
-                rows.set_task(container_uuid, consts.IMAGE_PULLING, consts.CONTAINER_CREATING)
+                rows.set_task(container_uuid, consts.IMAGE_PULLING, consts.CONTAINER_CREATING,
+                              host=self.host)
 
             image_ref = self._pull(row, on_pull=on_pull)
             if pulling:
-                rows.set_task(container_uuid, consts.CONTAINER_CREATING, consts.IMAGE_PULLING)
+                rows.set_task(container_uuid, consts.CONTAINER_CREATING, consts.IMAGE_PULLING,
+                              host=self.host)
             network_access.check_joinable(context.is_admin, row.project_id,
                                           [n.get("network") for n in requested_networks])
             mounts = self.resources.prepare_volumes(row, requested_volumes, taken)
@@ -89,7 +91,7 @@ class ContainerLifecycle(ContainerNodeBase):
         values.update(task_state=None, status_reason=None)
         if not rows.finish(context, container_uuid, "create", values,
                             (consts.CONTAINER_CREATING,), statuses=(consts.CREATING,),
-                            started=started):
+                            started=started, host=self.host):
             self._after_lost_create(row, taken)
             return
         LOG.info("Container %s created: %s", container_uuid, values["status"])
@@ -114,16 +116,26 @@ class ContainerLifecycle(ContainerNodeBase):
         return True
 
     def _after_lost_create(self, row: Any, taken: Taken) -> None:
-        """The row changed under the create: a forced delete is queued (it cleans up), or
-        the row is gone, in which case nothing may stay on the node."""
-        if rows.load(row.uuid) is not None:
+        """The row changed under the create: a forced delete is queued (it cleans up), the
+        row is gone, or it was moved to another host while this node stalled (the API's node
+        monitor, an evacuation). In the last two cases nothing may stay on this node."""
+        current = rows.load(row.uuid)
+        if current is None:
+            LOG.info("Container %s was deleted while being created; removing it", row.uuid)
+            self._undo(row, taken)
+            placement.release(row.uuid)
             return
-        LOG.info("Container %s was deleted while being created; removing it", row.uuid)
-        self._undo(row, taken)
-        placement.release(row.uuid)
+        if current.host != self.host:
+            # Its claim and allocation now belong to the new host: only what this node made
+            # goes.
+            LOG.warning("Container %s was moved to host %s while this node created it; "
+                        "removing the engine container made here", row.uuid, current.host)
+            self._undo(row, taken, only_mine=True)
 
-    def _undo(self, row: Any, taken: Taken) -> None:
-        """Give back the node-side things a create took (never raises)."""
+    def _undo(self, row: Any, taken: Taken, only_mine: bool = False) -> None:
+        """Give back the node-side things a create took (never raises). ``only_mine``: only
+        the volume records of this host go (the row may live on another host by now, whose
+        records are not this node's to delete)."""
         steps: list[tuple[str, Callable[[], Any]]] = [
             ("engine container", lambda: self.driver.delete(row, force=True)),
             ("volumes", lambda: self.resources.release_volumes(row.uuid, taken.records)),
@@ -137,7 +149,8 @@ class ContainerLifecycle(ContainerNodeBase):
                 LOG.warning("Could not release the %s of %s", what, row.uuid, exc_info=True)
         with contextlib.suppress(Exception):
             with engine.transaction() as session:
-                node_q.delete_volume_records(session, row.uuid)
+                node_q.delete_volume_records(session, row.uuid,
+                                             host=self.host if only_mine else None)
         self.resources.release_project_network(row.project_id)
 
     def fail_create(self, context: RequestContext, row: Any, reason: str,
@@ -146,7 +159,7 @@ class ContainerLifecycle(ContainerNodeBase):
         """Error state for a create that cannot complete; the node keeps nothing of it."""
         taken = taken or Taken()
         row.container_id = None  # remove the engine container by its name
-        self._undo(row, taken)
+        self._undo(row, taken, only_mine=True)
         cpu, memory_mb, disk_gb = claims.container_resources(row.cpu, row.memory, row.disk)
         host = row.host
 
@@ -160,7 +173,8 @@ class ContainerLifecycle(ContainerNodeBase):
         rows.finish(context, row.uuid, "create", values,
                      (consts.CONTAINER_CREATING, consts.IMAGE_PULLING, None),
                      exc=exc or exception.ZunException(message=reason),
-                     statuses=(consts.CREATING,), extra=release, started=started or node_q.now())
+                     statuses=(consts.CREATING,), extra=release, started=started or node_q.now(),
+                     host=self.host)
 
     # --- delete ---------------------------------------------------------------------------
 
@@ -173,7 +187,7 @@ class ContainerLifecycle(ContainerNodeBase):
         row = rows.load(container_uuid)
         if row is None:
             return
-        rows.start_event(context, container_uuid, "delete")
+        rows.start_event(context, container_uuid, "delete", host=self.host)
         try:
             if stop_first:
                 try:
@@ -189,7 +203,7 @@ class ContainerLifecycle(ContainerNodeBase):
                 rows.finish(context, container_uuid, "delete",
                              {"status": consts.ERROR, "status_reason": reason_of(exc),
                               "task_state": None},
-                             (consts.CONTAINER_DELETING, None), exc=exc)
+                             (consts.CONTAINER_DELETING, None), exc=exc, host=self.host)
                 return
             LOG.warning("Forced delete of %s goes on despite: %s", container_uuid,
                         reason_of(exc))
@@ -198,6 +212,10 @@ class ContainerLifecycle(ContainerNodeBase):
         with engine.transaction() as session:
             current = node_q.get_container(session, container_uuid)
             if current is None:
+                return
+            if current.host not in (None, self.host):
+                # Moved to another host (evacuated) while the delete was queued here: only
+                # this node's engine container was this delete's to remove.
                 return
             if current.host:
                 claims.release(session, current.host, cpu, memory_mb, disk_gb)
@@ -217,7 +235,7 @@ class ContainerLifecycle(ContainerNodeBase):
         row = rows.load(container_uuid)
         if row is None:
             return
-        rows.start_event(context, container_uuid, action)
+        rows.start_event(context, container_uuid, action, host=self.host)
         try:
             work(row)
             values = self.engine_fields(row)
@@ -230,12 +248,13 @@ class ContainerLifecycle(ContainerNodeBase):
                 with contextlib.suppress(Exception):
                     values = self.engine_fields(row)
             values["task_state"] = None
-            rows.finish(context, container_uuid, action, values, (task_state, None), exc=exc)
+            rows.finish(context, container_uuid, action, values, (task_state, None), exc=exc,
+                        host=self.host)
             return
         values["task_state"] = None
         if error_on_failure:
             values["status_reason"] = None
-        rows.finish(context, container_uuid, action, values, (task_state, None))
+        rows.finish(context, container_uuid, action, values, (task_state, None), host=self.host)
 
     def container_start(self, context: RequestContext, container_uuid: str) -> None:
         self.submit(context, container_uuid, self._do_start)
@@ -306,7 +325,7 @@ class ContainerLifecycle(ContainerNodeBase):
         row = rows.load(container_uuid)
         if row is None:
             return
-        rows.start_event(context, container_uuid, "rebuild")
+        rows.start_event(context, container_uuid, "rebuild", host=self.host)
         task = (consts.CONTAINER_REBUILDING, None)
         try:
             image_ref = self._pull(row, image, image_driver_name)
@@ -321,11 +340,11 @@ class ContainerLifecycle(ContainerNodeBase):
             LOG.warning("Rebuilding container %s failed: %s", container_uuid, reason_of(exc))
             rows.finish(context, container_uuid, "rebuild",
                          {"status": consts.ERROR, "status_reason": reason_of(exc),
-                          "task_state": None}, task, exc=exc)
+                          "task_state": None}, task, exc=exc, host=self.host)
             return
         values.update(task_state=None, status_reason=None)
         if image:
             values["image"] = image
         if image_driver_name:
             values["image_driver"] = image_driver_name
-        rows.finish(context, container_uuid, "rebuild", values, task)
+        rows.finish(context, container_uuid, "rebuild", values, task, host=self.host)

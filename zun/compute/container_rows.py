@@ -3,6 +3,10 @@
 Every cast ends with ONE conditional UPDATE that writes the final status and clears the task
 state it started from (see :mod:`zun.db.queries.node`), and finishes the container-action
 event (``compute__do_container_<action>``) with ``Success`` or ``Error``, in one transaction.
+
+Every write here also requires the row to be on the writing node (``host``): a node that
+stalled while the API's node monitor moved its create elsewhere (or an admin evacuated it)
+must not write over the row that now belongs to another host.
 """
 
 from __future__ import annotations
@@ -48,29 +52,30 @@ def load_for_call(container_uuid: str) -> Any:
 
 def start_event(context: RequestContext, container_uuid: str, action: str,
                 task_state: str | None = None,
-                from_states: tuple[str | None, ...] = ()) -> None:
+                from_states: tuple[str | None, ...] = (), *, host: str) -> None:
     with engine.transaction() as session:
         if task_state is not None:
             container_q.cas_update(session, container_uuid, {"task_state": task_state},
-                              task_states=from_states)
+                                   task_states=from_states, host=host)
         if context.request_id:
             action_q.start_event(session, container_uuid, context.request_id,
                                  event_name(action))
 
 
-def set_task(container_uuid: str, task_state: str, current: str) -> None:
+def set_task(container_uuid: str, task_state: str, current: str, *, host: str) -> None:
     with engine.transaction() as session:
         container_q.cas_update(session, container_uuid, {"task_state": task_state},
-                          task_states=(current,))
+                               task_states=(current,), host=host)
 
 
 def finish(context: RequestContext, container_uuid: str, action: str,
            values: dict[str, Any], task_states: tuple[str | None, ...],
            exc: BaseException | None = None, statuses: tuple[str, ...] | None = None,
            extra: Callable[[Any], None] | None = None,
-           started: datetime.datetime | None = None) -> bool:
-    """Final write (CAS on the task state) and the event, in one transaction; True when the
-    write won. ``extra(session)`` runs in the same transaction, only if it won.
+           started: datetime.datetime | None = None, *, host: str) -> bool:
+    """Final write (CAS on the task state, and on the row being on ``host``: the node that
+    writes) and the event, in one transaction; True when the write won. ``extra(session)``
+    runs in the same transaction, only if it won.
 
     ``started``: the event was not written when the work began (create, to keep a write off
     its path); it is recorded whole now."""
@@ -78,7 +83,7 @@ def finish(context: RequestContext, container_uuid: str, action: str,
     trace = "".join(traceback.format_exception(exc)) if exc else None
     with engine.transaction() as session:
         won = container_q.cas_update(session, container_uuid, values, task_states=task_states,
-                                statuses=statuses)
+                                     statuses=statuses, host=host)
         if won and extra is not None:
             extra(session)
         if context.request_id and started is not None:

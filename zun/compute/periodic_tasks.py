@@ -129,10 +129,10 @@ def _host_rows(host: str) -> list[Any]:
         return node_q.host_rows(session, host)
 
 
-def _cas(uuid: str, values: dict[str, Any], status: str) -> bool:
+def _cas(uuid: str, values: dict[str, Any], status: str, host: str) -> bool:
     with engine.transaction() as session:
         return container_q.cas_update(session, uuid, values, task_states=(None,),
-                                      statuses=(status,))
+                                      statuses=(status,), host=host)
 
 
 def sync_container_state(manager: ContainerLifecycle, context: RequestContext) -> None:
@@ -153,7 +153,7 @@ def sync_container_state(manager: ContainerLifecycle, context: RequestContext) -
                                       status_detail=row.status_detail)
             if fields.status != row.status:
                 _cas(row.uuid, {"status": fields.status, "status_reason": fields.status_reason,
-                                "status_detail": fields.status_detail}, row.status)
+                                "status_detail": fields.status_detail}, row.status, manager.host)
             continue
         _vanished(manager, context, row)
 
@@ -162,7 +162,7 @@ def _vanished(manager: ContainerLifecycle, context: RequestContext, row: Any) ->
     if row.auto_remove:
         if row.status != consts.DELETED:
             _cas(row.uuid, {"status": consts.DELETED, "status_reason": None,
-                            "status_detail": None}, row.status)
+                            "status_detail": None}, row.status, manager.host)
         return
     if auto_heal.heals(row):
         auto_heal.start(manager, context, row)
@@ -170,7 +170,7 @@ def _vanished(manager: ContainerLifecycle, context: RequestContext, row: Any) ->
     # A row already in Error keeps the reason that says why it failed.
     if row.status != consts.ERROR:
         _cas(row.uuid, {"status": consts.ERROR, "status_reason": REASON_NOT_IN_ENGINE,
-                        "status_detail": None}, row.status)
+                        "status_detail": None}, row.status, manager.host)
 
 
 # --- auto_remove cleanup ------------------------------------------------------------------------
@@ -184,7 +184,8 @@ def delete_unused_containers(manager: ContainerLifecycle, context: RequestContex
     for uuid in uuids:
         with engine.transaction() as session:
             won = container_q.cas_update(session, uuid, {"task_state": consts.CONTAINER_DELETING},
-                                    task_states=(None,), statuses=(consts.DELETED,))
+                                         task_states=(None,), statuses=(consts.DELETED,),
+                                         host=manager.host)
         if won:
             manager.container_delete(context, uuid, force=True)
 

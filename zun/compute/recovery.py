@@ -86,14 +86,14 @@ def _recover_one(manager: ContainerLifecycle, context: RequestContext, row: Any)
                 container_q.cas_update(session, row.uuid,
                                   {"status": consts.ERROR, "task_state": None,
                                    "status_reason": rows.REASON_CREATE_INTERRUPTED},
-                                  task_states=(task,))
+                                  task_states=(task,), host=manager.host)
         return
     if task in _SIDE_TASKS:
         with engine.transaction() as session:
             container_q.cas_update(session, row.uuid,
                               {"status": consts.ERROR, "task_state": None,
                                "status_reason": rows.REASON_CREATE_INTERRUPTED},
-                              task_states=(task,))
+                              task_states=(task,), host=manager.host)
         return
     if row.status == consts.DELETING or task == consts.CONTAINER_DELETING:
         manager.container_delete(context, row.uuid, force=True)
@@ -113,7 +113,7 @@ def _recover_one(manager: ContainerLifecycle, context: RequestContext, row: Any)
         with engine.transaction() as session:
             won = container_q.cas_update(session, row.uuid,
                                     {"task_state": consts.CONTAINER_STARTING},
-                                    task_states=(None,))
+                                    task_states=(None,), host=manager.host)
         if won:
             manager.container_start(context, row.uuid)
 
@@ -165,4 +165,5 @@ def _clear_task(manager: ContainerLifecycle, row: Any) -> None:
     except Exception:
         LOG.info("Container %s: state not read back from the engine", row.uuid)
     with engine.transaction() as session:
-        container_q.cas_update(session, row.uuid, values, task_states=(row.task_state,))
+        container_q.cas_update(session, row.uuid, values, task_states=(row.task_state,),
+                               host=manager.host)

@@ -176,11 +176,22 @@ def volume_records(session: Session, container_uuid: str) -> list[dict[str, Any]
             for vol, mapping in session.execute(stmt)]
 
 
-def delete_volume_records(session: Session, container_uuid: str) -> None:
-    ids = list(session.scalars(sa.select(models.VolumeMapping.volume_id)
-                               .where(models.VolumeMapping.container_uuid == container_uuid)))
-    session.execute(sa.delete(models.VolumeMapping)
-                    .where(models.VolumeMapping.container_uuid == container_uuid))
+def delete_volume_records(session: Session, container_uuid: str,
+                          host: str | None = None) -> None:
+    """The volume records of a container; with ``host``, only its volumes on that host."""
+    found = sa.select(models.VolumeMapping.volume_id).where(
+        models.VolumeMapping.container_uuid == container_uuid)
+    if host is not None:
+        found = found.join(models.Volume, models.Volume.id == models.VolumeMapping.volume_id) \
+            .where(models.Volume.host == host)
+    ids = list(session.scalars(found))
+    if host is not None and not ids:
+        return
+    mappings = sa.delete(models.VolumeMapping).where(
+        models.VolumeMapping.container_uuid == container_uuid)
+    if host is not None:
+        mappings = mappings.where(models.VolumeMapping.volume_id.in_(ids))
+    session.execute(mappings)
     if ids:
         session.execute(sa.delete(models.Volume).where(models.Volume.id.in_(ids)))
 
