@@ -24,7 +24,7 @@ from zun.api.response import accepted_with_location, empty, json_reply
 from zun.api.routing import route
 from zun.api.views import capsules as views
 from zun.common import policy
-from zun.compute import capsule_api
+from zun.compute import capsule_api, node_health
 from zun.db import engine, models
 from zun.db.queries import capsules as capsule_q
 
@@ -42,7 +42,10 @@ def _render(req: ApiRequest, capsules: list[models.Container], legacy: bool,
             ) -> list[dict[str, Any]]:
     with engine.transaction(readonly=True) as session:
         members = capsule_q.member_view_rows(session, [c.id for c in capsules])
-    render = views.Renderer(req.context, req.host_url, legacy)
+        # A capsule of a down (or engine-less) host reads Unknown, as its containers do.
+        hosts = {c.host for c in capsules if c.host}
+        unhealthy = node_health.unhealthy_hosts(session, hosts) if hosts else {}
+    render = views.Renderer(req.context, req.host_url, legacy, unhealthy)
     return [render(c, members[c.id]) for c in capsules]
 
 

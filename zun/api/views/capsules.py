@@ -13,13 +13,14 @@ the row (``%(project_id)s``); a list then evaluates them per capsule.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from zun.api import common
 from zun.api.views import containers as container_views
 from zun.common import consts, policy
 from zun.common.context import RequestContext
+from zun.compute import node_health
 
 FIELD_RULE_PREFIX = "capsule:get"
 COLLECTION = "capsules"
@@ -78,8 +79,16 @@ def _values(capsule: Any, host_url: str, legacy: bool) -> dict[str, Any]:
 class Renderer:
     """Turns capsule rows (ORM objects) and their member view rows into views."""
 
-    def __init__(self, context: RequestContext, host_url: str, legacy: bool) -> None:
+    def __init__(self, context: RequestContext, host_url: str, legacy: bool,
+                 unhealthy: Mapping[str, str] | None = None) -> None:
+        """``unhealthy``: ``{host: reason}`` of the hosts that cannot vouch for their
+        containers (:mod:`zun.compute.node_health`): their capsules and members read
+        ``Unknown``, as plain containers do."""
         self.context = context
+        unhealthy = unhealthy or {}
+        self._mark_capsule = node_health.overlay(lambda c: c.host, lambda c: c.status,
+                                                 unhealthy)
+        self._mark_member = container_views.health_marker((), unhealthy)
         self.host_url = host_url
         self.legacy = legacy
         self.keys = LEGACY_KEYS if legacy else KEYS
@@ -93,10 +102,11 @@ class Renderer:
         if hidden is None:
             target = {"project_id": capsule.project_id, "user_id": capsule.user_id}
             hidden = policy.hidden_fields(self.context, FIELD_RULE_PREFIX, self.keys, target)
-        values = _values(capsule, self.host_url, self.legacy)
+        values = self._mark_capsule(capsule, _values(capsule, self.host_url, self.legacy))
         type_index = len(container_views.ROW_KEYS) + 1  # capsule_id, then container_type
-        values["containers"] = [self.member(r) for r in member_rows
+        mark = self._mark_member
+        values["containers"] = [mark(r, self.member(r)) for r in member_rows
                                 if r[type_index] == consts.TYPE_CAPSULE_CONTAINER]
-        values["init_containers"] = [self.member(r) for r in member_rows
+        values["init_containers"] = [mark(r, self.member(r)) for r in member_rows
                                      if r[type_index] == consts.TYPE_CAPSULE_INIT_CONTAINER]
         return {key: values[key] for key in self.keys if key not in hidden}

@@ -459,3 +459,32 @@ def test_no_template_gives_a_server_error(api: Any, seed: Any) -> None:
 
     search()
     assert {202, 400} <= statuses  # both valid and invalid templates were tried
+
+
+# --- a down host ----------------------------------------------------------------------------
+
+def test_a_capsule_of_a_down_host_reads_unknown_as_its_containers(api: Any,
+                                                                  node1: CapsuleRecorder) -> None:
+    uuid = create(api, TEMPLATE).json["uuid"]
+    node1.wait_for("capsule_create")
+    C = models.Container
+    with engine.transaction() as session:  # what the node writes once the capsule runs
+        session.execute(sa.update(C).where(sa.or_(C.uuid == uuid, C.host == "node1"))
+                        .values(status=consts.RUNNING, task_state=None))
+        session.execute(sa.update(models.ZunService).where(models.ZunService.host == "node1")
+                        .values(forced_down=True))
+    for version in ("1.31", "1.40"):
+        shown = api.at(version).get(f"/v1/capsules/{uuid}").json
+        [listed] = [c for c in api.at(version).get("/v1/capsules").json["capsules"]
+                    if c["uuid"] == uuid]
+        for view in (shown, listed):
+            assert view["status"] == "Unknown", view
+            assert "node1" in view["status_reason"]
+            assert [m["status"] for m in view["containers"]] == ["Unknown"]
+    # Derived, never stored: the host back, the real status shows again.
+    with engine.transaction() as session:
+        session.execute(sa.update(models.ZunService).where(models.ZunService.host == "node1")
+                        .values(forced_down=False, last_seen_up=sa.func.current_timestamp()))
+    shown = api.at("1.40").get(f"/v1/capsules/{uuid}").json
+    assert shown["status"] == "Running"
+    assert [m["status"] for m in shown["containers"]] == ["Running"]
