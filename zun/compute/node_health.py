@@ -22,16 +22,13 @@ from sqlalchemy.orm import Session
 
 from zun.common import consts
 from zun.db import engine, models
-from zun.db.queries import compute_nodes
+from zun.db.queries import compute_nodes, host_health
 from zun.db.queries.service_heartbeat import AUTO_PREFIX
 
 S = models.ZunService
 
-# Statuses whose truth lives in the host's engine: those turn Unknown. Creating (moved by the
-# node monitor), Deleting/Deleted (a forced delete needs no host) and Error (a stored
-# outcome) keep their stored value.
-ENGINE_STATUSES = frozenset({consts.CREATED, consts.RUNNING, consts.STOPPED, consts.PAUSED,
-                             consts.RESTARTING, consts.REBUILDING, consts.DEAD})
+# Statuses whose truth lives in the host's engine: those turn Unknown (see host_health).
+ENGINE_STATUSES = host_health.ENGINE_STATUSES
 
 
 def _now() -> datetime.datetime:

@@ -84,3 +84,43 @@ def test_list_rows_encode_as_the_decoded_view(backend: Engine) -> None:
     assert last == fmt(decoded[-1])
     assert json.loads(items[1])["labels"] == {"a": "1"}
     assert json.loads(items[1])["command"] == "sleep 100"
+
+
+def test_status_filter_derives_unknown_from_the_host_health(backend: Engine) -> None:
+    """``?status=`` agrees with the status shown (Unknown on an unhealthy host): the SQL
+    condition of zun.db.queries.host_health, each backend's own datetime and boolean types."""
+    init_config()
+    now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+    services = {"up": {"last_seen_up": now},
+                "late": {"last_seen_up": now - datetime.timedelta(seconds=100)},
+                "forced": {"last_seen_up": now, "forced_down": True},
+                "never": {"last_seen_up": None, "updated_at": None,
+                          "created_at": now - datetime.timedelta(days=1)},
+                "noengine": {"last_seen_up": now, "disabled": True,
+                             "disabled_reason": "AUTO: the engine does not answer"},
+                "operator": {"last_seen_up": now, "disabled": True,
+                             "disabled_reason": "maintenance"}}
+    with db_engine.transaction() as session:
+        for host, values in services.items():
+            session.add(models.ZunService(host=host, binary="zun-compute", report_count=1,
+                                          **values))
+        for i, host in enumerate([*services, "unregistered", None]):
+            session.add(models.Container(uuid=f"00000000-0000-4000-8000-0000000001{i:02d}",
+                                         name=host or "nohost", project_id="p", user_id="u",
+                                         container_type=0, host=host, status="Running"))
+        session.add(models.Container(uuid="00000000-0000-4000-8000-000000000200",
+                                     name="failed", project_id="p", user_id="u",
+                                     container_type=0, host="late", status="Error"))
+    context = RequestContext(user_id="u", project_id="p", roles=["admin"], is_admin=True)
+    page = paging.Page(limit=50, marker=None, sort_key="id", sort_dir="asc",
+                       resource_url=None)
+    name = container_q.ROW_INDEX["name"]
+
+    def names(status: str) -> set[str]:
+        with db_engine.transaction(readonly=True) as session:
+            return {row[name] for row in container_q.list_for_view(
+                session, context, all_projects=True, filters={"status": status}, page=page)}
+
+    assert names("Running") == {"up", "operator", "unregistered", "nohost"}
+    assert names("Unknown") == {"late", "forced", "never", "noengine"}
+    assert names("Error") == {"failed"}

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from zun.common import consts, exception
 from zun.common.context import RequestContext
 from zun.db import models, paging, types
+from zun.db.queries import host_health
 
 C = models.Container
 
@@ -158,7 +159,11 @@ def list_for_view(
         sa.select(*_LIST_SELECT).where(C.container_type == consts.TYPE_CONTAINER), C, context,
         all_projects)
     for key, value in filters.items():
-        stmt = stmt.where(getattr(C, key) == value)
+        if key == "status":
+            # What the list shows: Unknown for the engine statuses of an unhealthy host.
+            stmt = stmt.where(host_health.status_condition(C.status, C.host, value))
+        else:
+            stmt = stmt.where(getattr(C, key) == value)
     marker_row = None
     if page.marker is not None:
         # The marker's JSON columns are stored text too, which is what a comparison with a

@@ -103,6 +103,32 @@ def test_an_operator_disabled_host_still_reads_its_real_status(api, seed, nodes)
     assert api.at("1.40").get(f"/v1/containers/{row.uuid}").json["status"] == "Running"
 
 
+def test_status_filter_agrees_with_the_status_shown(api, seed, dead, nodes):
+    seed.service("node2")
+    seed.compute_node("node2")
+    seed.service("node3", disabled=True, disabled_reason="AUTO: no engine")
+    seed.compute_node("node3")
+    on_dead = _make(seed, status="Running", project_id="project-admin")
+    no_engine = _make(seed, status="Running", host="node3", project_id="project-admin")
+    alive = _make(seed, status="Running", host="node2", project_id="project-admin")
+    failed = _make(seed, status="Error", status_reason="boom", project_id="project-admin")
+    stopped = _make(seed, status="Stopped", host="node2", project_id="project-admin")
+
+    def listed(status: str) -> dict[str, str]:
+        answer = api.at("1.40").get(f"/v1/containers?status={status}").json["containers"]
+        return {c["uuid"]: c["status"] for c in answer}
+
+    assert listed("Running") == {alive.uuid: "Running"}
+    assert listed("Unknown") == {on_dead.uuid: "Unknown", no_engine.uuid: "Unknown"}
+    assert listed("Error") == {failed.uuid: "Error"}
+    assert listed("Stopped") == {stopped.uuid: "Stopped"}
+    # Paging through the filtered list (a marker inside it) keeps to the filter.
+    first = api.at("1.40").get("/v1/containers?status=Unknown&limit=1").json
+    [uuid] = [c["uuid"] for c in first["containers"]]
+    rest = api.at("1.40").get(f"/v1/containers?status=Unknown&marker={uuid}").json
+    assert {c["uuid"] for c in rest["containers"]} == {on_dead.uuid, no_engine.uuid} - {uuid}
+
+
 # --- forced delete ---------------------------------------------------------------------------
 
 def test_forced_delete_on_a_down_host_removes_row_and_claim_now(api, seed, dead):
