@@ -72,7 +72,8 @@ def serve(sock: socket.socket) -> int:
     # CPU in benchmarks/read_path.py).
     gc.freeze()
     # Creates stuck on a dead node move elsewhere; no conductor does it for us. Every worker
-    # runs one: each move is a compare-and-swap, so they never move a container twice.
+    # runs one, but a pass needs the node monitor lease: one pass at a time across all the
+    # API processes and hosts (and each move is a compare-and-swap besides).
     return runner.run([server, NodeMonitor()], on_exit=_cleanup)
 
 

@@ -1,4 +1,4 @@
-"""The API side's watch over the nodes (in zun-api and zun-all; several may run at once).
+"""The API side's watch over the nodes (in zun-api and zun-all).
 
 Every ``[compute]/node_monitor_interval`` seconds:
 
@@ -9,14 +9,23 @@ Every ``[compute]/node_monitor_interval`` seconds:
   auto_heal containers of a host down for longer than that are evacuated
   (:mod:`zun.compute.evacuation`).
 
-Every change is a compare-and-swap on the row's host and status, so two API processes
-running this at once move each container once.
+One pass runs at a time across every API process (``[api] workers``) and API host: a pass
+needs the lease ``node-monitor`` (:mod:`zun.db.queries.leases`), taken or renewed before the
+pass and before each container it moves, for ``max(15 s, 3 x node_monitor_interval)``. The
+holder keeps it from pass to pass; another process takes over when it expires (the holder
+died) or is given up (the holder stopped). Every change is a compare-and-swap on the row's
+host and status as well, so even two passes at once (a holder that stalled past its lease)
+move each container once.
 """
 
 from __future__ import annotations
 
 import datetime
 import logging
+import os
+import socket
+import uuid
+from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
@@ -27,10 +36,17 @@ from zun.compute import evacuation, node_health, relocation
 from zun.compute.periodic import PeriodicRunner
 from zun.conf import CONF
 from zun.db import engine, models
-from zun.db.queries import compute_nodes
+from zun.db.queries import compute_nodes, leases
 
 LOG = logging.getLogger(__name__)
 C, S = models.Container, models.ZunService
+
+LEASE = "node-monitor"
+LEASE_MIN_SECONDS = 15.0
+
+
+def _always() -> bool:
+    return True
 
 
 def _down_hosts() -> dict[str, tuple[str, float]]:
@@ -51,7 +67,8 @@ def _down_hosts() -> dict[str, tuple[str, float]]:
     return found
 
 
-def move_stuck_creates(down: dict[str, tuple[str, float]], rpcapi: Any = None) -> list[str]:
+def move_stuck_creates(down: dict[str, tuple[str, float]], rpcapi: Any = None,
+                       keep: Callable[[], bool] = _always) -> list[str]:
     if not down:
         return []
     with engine.transaction(readonly=True) as session:
@@ -59,16 +76,19 @@ def move_stuck_creates(down: dict[str, tuple[str, float]], rpcapi: Any = None) -
             sa.select(C.uuid, C.host).where(C.status == consts.CREATING,
                                             C.host.in_(sorted(down)))))
     moved = []
-    for uuid, host in stuck:
+    for uuid_, host in stuck:
+        if not keep():
+            break
         try:
-            if relocation.move(uuid, host, down[host][0], rpcapi=rpcapi):
-                moved.append(uuid)
+            if relocation.move(uuid_, host, down[host][0], rpcapi=rpcapi):
+                moved.append(uuid_)
         except Exception:
-            LOG.exception("Moving the create of %s off %s failed", uuid, host)
+            LOG.exception("Moving the create of %s off %s failed", uuid_, host)
     return moved
 
 
-def auto_evacuate(down: dict[str, tuple[str, float]], rpcapi: Any = None) -> list[str]:
+def auto_evacuate(down: dict[str, tuple[str, float]], rpcapi: Any = None,
+                  keep: Callable[[], bool] = _always) -> list[str]:
     grace = float(CONF.compute.evacuate_auto_heal_after or 0)
     if grace <= 0:
         return []
@@ -77,6 +97,8 @@ def auto_evacuate(down: dict[str, tuple[str, float]], rpcapi: Any = None) -> lis
     for host, (_, age) in down.items():
         if age < grace:
             continue
+        if not keep():
+            break
         with engine.transaction(readonly=True) as session:
             waiting = session.execute(
                 sa.select(C.id).where(C.host == host, C.auto_heal.is_(True),
@@ -93,24 +115,66 @@ def auto_evacuate(down: dict[str, tuple[str, float]], rpcapi: Any = None) -> lis
     return moved
 
 
-def run_once(rpcapi: Any = None) -> None:
+def run_once(rpcapi: Any = None, keep: Callable[[], bool] = _always) -> None:
+    """One pass. ``keep()`` is asked before each move: False stops the pass (the lease is
+    lost)."""
     down = _down_hosts()
-    move_stuck_creates(down, rpcapi)
-    auto_evacuate(down, rpcapi)
+    move_stuck_creates(down, rpcapi, keep)
+    auto_evacuate(down, rpcapi, keep)
 
 
 class NodeMonitor:
-    """A component (start/stop) running :func:`run_once` in a thread of its own."""
+    """A component (start/stop) running :func:`run_once`, under the lease, in a thread of its
+    own."""
 
     name = "node-monitor"
 
-    def __init__(self, interval: float | None = None) -> None:
+    def __init__(self, interval: float | None = None, lease_seconds: float | None = None,
+                 rpcapi: Any = None) -> None:
         spacing = interval or float(CONF.compute.node_monitor_interval)
+        self.lease_seconds = lease_seconds or max(LEASE_MIN_SECONDS, 3 * spacing)
+        self.rpcapi = rpcapi
+        self.holder = ""
+        self.leading = False
         self.runner = PeriodicRunner(name="zun-node-monitor")
-        self.runner.add("node_monitor", run_once, spacing=spacing, run_immediately=False)
+        self.runner.add("node_monitor", self.run_if_leader, spacing=spacing,
+                        run_immediately=False)
+
+    def hold(self) -> bool:
+        """Take or renew the lease; logs when this process starts or stops leading."""
+        try:
+            held = leases.hold(LEASE, self.holder, self.lease_seconds)
+        except Exception:
+            LOG.exception("The node monitor lease could not be read")
+            held = False
+        if held != self.leading:
+            self.leading = held
+            if held:
+                LOG.info("Node monitor: this process (%s) holds the lease and runs the passes",
+                         self.holder)
+            else:
+                LOG.info("Node monitor: this process (%s) no longer holds the lease",
+                         self.holder)
+        return held
+
+    def run_if_leader(self) -> bool:
+        """One pass if this process holds the lease; whether it ran."""
+        if not self.hold():
+            return False
+        run_once(self.rpcapi, keep=self.hold)
+        return True
 
     def start(self) -> None:
+        # Made here, not at construction: zun-api builds it in each forked worker anyway,
+        # but the pid must be the running process's.
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.runner.start()
 
     def stop(self) -> None:
         self.runner.stop()
+        if self.leading:
+            try:
+                leases.release(LEASE, self.holder)  # the next process need not wait
+            except Exception:
+                LOG.warning("The node monitor lease could not be given up", exc_info=True)
+            self.leading = False

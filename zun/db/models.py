@@ -515,3 +515,16 @@ class VolumeMapping(TimestampMixin, Base):
 
 
 VOLUME_MAPPING_UUID_KEY_PG = "uniq_volume_mapping0uuid"
+
+
+class Lease(Base):
+    """Not in Zun's schema (revision 5e4c1d7a9b32): a named lease with an expiry, held by one
+    process at a time (the API's node monitor: one pass at a time across all API processes
+    and hosts)."""
+
+    __tablename__ = "zun_lease"
+    __table_args__ = (TABLE_ARGS,)
+
+    name: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    holder: Mapped[str | None] = mapped_column(sa.String(255))
+    expires_at: Mapped[datetime.datetime | None] = mapped_column(sa.DateTime)

@@ -1,7 +1,9 @@
-"""zun-api as a real process: [api] workers are processes sharing one port; stop is graceful."""
+"""zun-api as a real process: [api] workers are processes sharing one port; stop is graceful;
+one worker at a time runs the node monitor's passes (the lease)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -36,7 +38,7 @@ def _get_ok(url: str) -> bool:
 
 
 class ZunApi:
-    def __init__(self, base: Path, workers: int) -> None:
+    def __init__(self, base: Path, workers: int, extra: str = "") -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = base / "zun-api.conf"
@@ -44,7 +46,7 @@ class ZunApi:
             "[DEFAULT]\ntransport_url = fake://\n"
             f"[database]\nconnection = sqlite:///{base / 'zun.sqlite'}\n"
             f"[api]\nauth_strategy = noauth\nhost_ip = 127.0.0.1\nport = {self.port}\n"
-            f"workers = {workers}\n")
+            f"workers = {workers}\n{extra}")
         subprocess.run([str(BIN / "zun-db-manage"), "--config-file", str(config), "upgrade"],
                        check=True, capture_output=True, timeout=120)
         self.log = base / "zun-api.log"
@@ -136,3 +138,37 @@ def test_workers_stop_when_the_parent_is_killed(zun_api: ZunApi) -> None:
         return not any(alive(pid) for pid in children)
 
     assert _wait_for(all_gone, timeout=60), "orphan workers kept running"
+
+
+def _lease_holder(db: Path) -> str | None:
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        row = conn.execute("SELECT holder FROM zun_lease WHERE name = 'node-monitor'").fetchone()
+    return row[0] if row else None
+
+
+def test_one_worker_at_a_time_runs_the_node_monitor(tmp_path: Path) -> None:
+    server = ZunApi(tmp_path, workers=2, extra="[compute]\nnode_monitor_interval = 1\n")
+    try:
+        server.wait_ready()
+        children = _children(server.proc.pid)
+        assert _wait_for(lambda: _lease_holder(tmp_path / "zun.sqlite") is not None)
+        time.sleep(3)  # three passes of each worker: the lease stays where it is
+        leading = [line for line in server.log.read_text().splitlines()
+                   if "holds the lease and runs the passes" in line]
+        assert len(leading) == 1, leading
+        holder = _lease_holder(tmp_path / "zun.sqlite")
+        leader = int(holder.split(":")[1])
+        assert leader in children
+        # The leader dies without giving the lease up: another worker takes over once it
+        # expires (max(15 s, 3 x interval)).
+        os.kill(leader, signal.SIGKILL)
+        assert _wait_for(lambda: (_lease_holder(tmp_path / "zun.sqlite") or "").split(":")[1]
+                         not in ("", str(leader)), timeout=40)
+        leading = [line for line in server.log.read_text().splitlines()
+                   if "holds the lease and runs the passes" in line]
+        assert len(leading) == 2, leading
+    finally:
+        server.stop()
+    assert "Traceback" not in server.log.read_text()

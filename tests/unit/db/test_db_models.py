@@ -26,6 +26,7 @@ TABLES = {
     "Volume": "volume",
     "VolumeMapping": "volume_mapping",
     "ZunService": "zun_service",
+    "Lease": "zun_lease",  # not in Zun (revision 5e4c1d7a9b32)
 }
 
 

@@ -180,6 +180,25 @@ def test_create_stuck_on_a_dead_host_moves_with_its_request(api, seed, dead, nod
     assert len(node2.messages) == 1
 
 
+def test_one_monitor_at_a_time_holds_the_lease_and_moves(api, seed, dead, node2):
+    first, second = node_monitor.NodeMonitor(interval=60), node_monitor.NodeMonitor(interval=60)
+    first.holder, second.holder = "api-a:1:x", "api-b:2:y"  # two API processes
+    row = _stuck_create(seed)
+    assert first.run_if_leader() and first.leading
+    assert not second.run_if_leader() and not second.leading
+    assert db_row(row.uuid).host == "node2"
+    node2.wait_for("container_create")
+    assert len(node2.messages) == 1
+    assert first.run_if_leader()  # the holder keeps it from pass to pass
+    first.stop()  # gives the lease up: the other takes it at its next pass
+    assert second.run_if_leader() and second.leading
+    # A pass whose lease is lost (it outlived it; another process took over) stops before
+    # the next container.
+    more = [_stuck_create(seed) for _ in range(2)]
+    node_monitor.run_once(keep=lambda: False)
+    assert [db_row(r.uuid).host for r in more] == ["node1", "node1"]
+
+
 def test_a_create_out_of_attempts_ends_in_error_without_claim(api, seed, dead, node2):
     with config_overrides({"compute": {"max_create_attempts": 2}}):
         row = _stuck_create(seed, attempts=2)
