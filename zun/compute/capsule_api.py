@@ -32,6 +32,7 @@ from zun.compute.capsule_plan import CapsulePlan, member_name
 from zun.conf import CONF
 from zun.db import engine, models
 from zun.db.queries import actions as action_q
+from zun.db.queries import attempts as attempt_q
 from zun.db.queries import capsules as capsule_q
 from zun.scheduler import claims, filters, placement, scheduler
 
@@ -119,8 +120,9 @@ class CapsuleAPI:
                                   project_id=capsule_values.get("project_id"))
         consumer = placement.consumer_of(uuid, context.project_id, context.user_id,
                                          placement.resources_of(cpu, memory, 0), new=True)
+        volumes = _volume_requests(plan, member_values)
         try:
-            host = self._schedule(context, uuid, capsule_id, request, consumer)
+            host = self._schedule(context, uuid, capsule_id, request, consumer, volumes)
         except exception.NoValidHost:
             self._mark_error(capsule_id, scheduler.NO_VALID_HOST_REASON)
             return uuid
@@ -136,8 +138,7 @@ class CapsuleAPI:
             self._mark_error(capsule_id, UNEXPECTED_REASON)
             raise
         try:
-            self.rpcapi.capsule_create(context, host, uuid,
-                                       volumes=_volume_requests(plan, member_values))
+            self.rpcapi.capsule_create(context, host, uuid, volumes=volumes)
         except Exception as exc:
             LOG.exception("Sending capsule_create for %s to %s failed", uuid, host)
             with engine.transaction() as session:
@@ -153,12 +154,17 @@ class CapsuleAPI:
 
     @engine.retry_on_deadlock
     def _schedule(self, context: RequestContext, uuid: str, capsule_id: int,
-                  request: filters.Request, consumer: placement.Consumer | None = None) -> str:
+                  request: filters.Request, consumer: placement.Consumer | None = None,
+                  volumes: list[dict[str, Any]] | None = None) -> str:
         with engine.transaction() as session:
             host = scheduler.select_and_claim(session, request, consumer=consumer)
             capsule_q.update_all(session, capsule_id, {"host": host})
             capsule_q.set_task(session, uuid, {"task_state": consts.CONTAINER_CREATING})
-            action_q.start_action(session, context, uuid, "create")
+            action = action_q.start_action(session, context, uuid, "create")
+            # The cast's arguments, kept with the attempt: a node that restarts with the cast
+            # still queued (or lost) creates the capsule from them instead of failing it.
+            attempt_q.record(session, action.id, host, 1,
+                             {"volumes": list(volumes or []), "is_admin": context.is_admin})
         return host
 
     @staticmethod

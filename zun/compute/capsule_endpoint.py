@@ -52,11 +52,13 @@ from typing import Any
 
 from zun.common import consts, exception
 from zun.common.context import RequestContext
+from zun.compute import relocation
 from zun.compute.capsule_phase import PHASE_STATUS, capsule_phase, exit_code
 from zun.compute.node_plumbing import NodePlumbing
 from zun.conf import CONF
 from zun.db import engine
 from zun.db.queries import actions as action_q
+from zun.db.queries import attempts as attempt_q
 from zun.db.queries import capsules as capsule_q
 from zun.db.queries import containers as container_q
 from zun.db.queries import node as node_q
@@ -221,19 +223,43 @@ class CapsuleEndpoint(NodePlumbing):
 
     def init_host(self, context: RequestContext) -> None:
         """Finish what a stop interrupted, before the container endpoint looks at the rows:
-        a capsule being created is undone (``Error``), one being deleted is deleted."""
+        a capsule to be created on this host is created again from its stored request (the
+        node died in its middle, or before even receiving the cast, which may still be
+        queued: it then finds the capsule done), one without a stored request is undone
+        (``Error``), one being deleted is deleted."""
         with engine.transaction(readonly=True) as session:
             rows = capsule_q.host_capsules(session, self.host)
         for row in rows:
             try:
                 if row.status == consts.DELETING or row.task_state == consts.CONTAINER_DELETING:
                     self._do_delete(context, row.uuid)
+                elif row.status == consts.CREATING and \
+                        row.task_state == consts.CONTAINER_CREATING and self._redo_create(row):
+                    continue
                 elif row.status == consts.CREATING or row.task_state in (
                         consts.CONTAINER_CREATING, consts.IMAGE_PULLING):
                     LOG.warning("Capsule %s was being created when the node stopped", row.uuid)
                     self._fail(context, row, REASON_INTERRUPTED, None)
             except Exception:
                 LOG.exception("Recovery of capsule %s failed", row.uuid)
+
+    def _redo_create(self, row: Any) -> bool:
+        """Queue the create again from the request stored with its attempt on this host;
+        False when there is none (a capsule made before requests were stored)."""
+        with engine.transaction(readonly=True) as session:
+            attempt = attempt_q.latest(session, row.uuid)
+        if attempt is None or not attempt.hosts or attempt.hosts[-1] != self.host or \
+                "volumes" not in attempt.request:
+            return False
+        # What a first try left goes first (nothing when the cast never arrived).
+        self._sweep(row.uuid, row.project_id)
+        with engine.transaction() as session:
+            node_q.delete_volume_records(session, row.uuid)
+        LOG.warning("Capsule %s was to be created when the node stopped: creating it now",
+                    row.uuid)
+        self._submit(relocation.replay_context(attempt), row.uuid, self._do_create,
+                     list(attempt.request["volumes"]))
+        return True
 
     # --- images -----------------------------------------------------------------------------
 

@@ -55,7 +55,7 @@ _RETRIED = {
     consts.CONTAINER_UNPAUSING: "container_unpause",
 }
 _COLUMNS = (*node_q.SYNC_COLUMNS, "cpu", "memory", "disk", "host", "user_id", "labels",
-            "registry_id", "addresses")
+            "registry_id", "addresses", "container_type")
 
 
 def recover(manager: ContainerLifecycle, context: RequestContext) -> None:
@@ -70,6 +70,11 @@ def recover(manager: ContainerLifecycle, context: RequestContext) -> None:
 
 def _recover_one(manager: ContainerLifecycle, context: RequestContext, row: Any) -> None:
     task = row.task_state
+    if row.container_type != consts.TYPE_CONTAINER and (
+            row.status == consts.CREATING or task in _CREATE_TASKS):
+        # A capsule's create is its endpoint's (it ran first): redone from its stored
+        # request, or failed with its members.
+        return
     # An interrupted pull is not redone: it is the likeliest to hang again (a registry that
     # does not answer); the create then ends in Error as before.
     if row.status == consts.CREATING and task == consts.CONTAINER_CREATING and \

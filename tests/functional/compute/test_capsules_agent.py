@@ -352,9 +352,13 @@ def test_recovery_undoes_an_interrupted_create_and_finishes_a_delete(
     settled(client, first)
     settled(client, second)
     C = models.Container
+    E, A = models.ContainerActionEvent, models.ContainerAction
     with engine.transaction() as session:  # as a crash would leave them
         session.execute(sa.update(C).where(C.uuid == first).values(
             status=consts.CREATING, task_state=consts.CONTAINER_CREATING))
+        # A capsule made before create requests were stored: it cannot be created again.
+        session.execute(sa.delete(E).where(E.event == "schedule_attempt", E.action_id.in_(
+            sa.select(A.id).where(A.container_uuid == first))))
         session.execute(sa.update(C).where(C.uuid == second).values(
             status=consts.DELETING, task_state=consts.CONTAINER_DELETING))
     endpoint = CapsuleEndpoint(node.host)
@@ -369,6 +373,35 @@ def test_recovery_undoes_an_interrupted_create_and_finishes_a_delete(
     assert client.get(f"/v1/capsules/{second}").status == 404
     assert engine_of(docker_client, second) == []
     assert usage(node.host) == (0.0, 0)
+
+
+def test_a_create_sent_while_the_agent_restarts_is_done_not_failed(
+        api: ApiClient, node: Any, docker_client: docker.DockerClient) -> None:  # noqa: F811
+    """The cast waits in the queue while the agent is down; the agent's start-up recovery
+    then finds the capsule Creating on its host. It was never started: recovery must create
+    it (from the request stored with the attempt), not fail it as interrupted; the queued
+    cast then finds it done."""
+    client = as_project(api, node)
+    node.rpc.stop()  # the agent stops taking messages: a restart
+    node.rpc.wait()
+    uuid = client.post("/v1/capsules", json={"template": capsule_template(
+        "restart", [container()])}).json["uuid"]
+    assert client.get(f"/v1/capsules/{uuid}").json["status"] == "Creating"
+    admin = get_admin_context()
+    for endpoint in node.endpoints:  # the start-up of the agent, in its order
+        init_host = getattr(endpoint, "init_host", None)
+        if init_host is not None:
+            init_host(admin)
+    node.rpc.start()  # the queued cast arrives now
+    capsule = settled(client, uuid)
+    assert capsule["status"] == "Running", capsule["status_reason"]
+    assert [m["status"] for m in capsule["containers"]] == ["Running"]
+    for endpoint in node.endpoints:
+        if hasattr(endpoint, "workers"):
+            endpoint.workers.wait_idle(60)
+    assert client.get(f"/v1/capsules/{uuid}").json["status"] == "Running"
+    # One sandbox and one member: the queued cast made nothing more.
+    assert len(engine_of(docker_client, uuid)) == 2
 
 
 def test_member_sees_only_its_project(api: ApiClient, node: Any) -> None:  # noqa: F811
