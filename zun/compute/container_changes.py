@@ -159,7 +159,7 @@ class ContainerChanges(ContainerNodeBase):
         row = rows.load(container_uuid)
         if row is None:
             return
-        rows.start_event(context, container_uuid, action)
+        rows.start_event(context, container_uuid, action, host=self.host)
         network = str(request["network"])
         addresses = dict(row.addresses or {})
         taken = kuryr_network.PortsTaken()
@@ -190,10 +190,11 @@ class ContainerChanges(ContainerNodeBase):
             if neutron is not None:
                 kuryr_network.release_ports(neutron, taken.ports)
             rows.finish(context, container_uuid, action, {"task_state": None},
-                         (task_state, None), exc=exc)
+                         (task_state, None), exc=exc, host=self.host)
             return
         rows.finish(context, container_uuid, action,
-                     {"addresses": addresses, "task_state": None}, (task_state, None))
+                     {"addresses": addresses, "task_state": None}, (task_state, None),
+                     host=self.host)
 
     # --- security groups: Neutron's (kuryr); the Docker bridges have none -----------------
 
@@ -217,7 +218,7 @@ class ContainerChanges(ContainerNodeBase):
         row = rows.load(container_uuid)
         if row is None:
             return
-        rows.start_event(context, container_uuid, action)
+        rows.start_event(context, container_uuid, action, host=self.host)
         adding = action == "add_security_group"
         groups = list(row.security_groups or [])
         try:
@@ -241,7 +242,8 @@ class ContainerChanges(ContainerNodeBase):
             LOG.warning("%s %s on %s failed: %s", action, group, container_uuid,
                         reason_of(exc))
             rows.finish(context, container_uuid, action, {"task_state": None},
-                         (task_state, None), exc=exc)
+                         (task_state, None), exc=exc, host=self.host)
             return
         rows.finish(context, container_uuid, action,
-                     {"security_groups": groups, "task_state": None}, (task_state, None))
+                     {"security_groups": groups, "task_state": None}, (task_state, None),
+                     host=self.host)
