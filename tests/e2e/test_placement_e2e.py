@@ -212,6 +212,26 @@ def test_capsule_claims_the_sum_of_its_members_and_releases_it(
     released(placement, body["uuid"])
 
 
+def test_capsule_that_fails_on_the_node_releases_its_allocation(
+        server: ZunAll, provider: dict[str, Any], placement: Placement) -> None:
+    template = {"kind": "capsule", "metadata": {"name": f"plc-{uuid.uuid4().hex[:6]}"},
+                "spec": {"containers": [
+                    {"image": f"zun-test/absent-{uuid.uuid4().hex[:8]}:latest",
+                     "imagePullPolicy": "Never",
+                     "resources": {"requests": {"cpu": 0.1, "memory": 24}}}]}}
+    status, body = http(server, "POST", "/v1/capsules", {"template": template})
+    assert status == 202, body
+    CONSUMERS.add(body["uuid"])
+
+    def failed() -> bool:
+        return http(server, "GET", f"/v1/capsules/{body['uuid']}")[1]["status"] == "Error"
+
+    wait(failed, "the capsule to fail", 120)
+    released(placement, body["uuid"])
+    status, deleted = http(server, "DELETE", f"/v1/capsules/{body['uuid']}")
+    assert status == 204, deleted
+
+
 # --- a node shared with Nova --------------------------------------------------------------------
 
 def test_a_nova_consumer_on_the_same_provider_is_never_double_booked(
@@ -392,6 +412,33 @@ def test_host_shared_with_nova_books_on_novas_provider_and_keeps_its_inventory(
     finally:
         zun_all.stop()
         sweep(docker_client, host)
+
+
+def test_evacuation_without_room_keeps_and_purge_releases_the_allocation(
+        tmp_path: Path, placement: Placement, docker_client: Any, busybox_image: str) -> None:
+    zun_all = make_server(tmp_path)
+    zun_all.start()
+    try:
+        rp = wait(lambda: placement.providers_named(zun_all.host), "the provider")[0]["uuid"]
+        PROVIDERS.add(rp)
+        uuid_ = create(zun_all, sleeper(busybox_image, memory=20))
+        assert settled(zun_all, uuid_)["status"] == "Running"
+        status, body = http(zun_all, "PUT", f"/v1/services/force_down?host={zun_all.host}"
+                                            "&binary=zun-compute&forced_down=true")
+        assert status == 200, body
+        admin = {"OpenStack-API-Version": "container 1.41"}
+        # No other host: the container stays, and so does its allocation.
+        status, body = http(zun_all, "POST", f"/v1/hosts/{zun_all.host}/evacuate", {}, admin)
+        assert status == 202, body
+        assert [c["result"] for c in body["containers"]] == ["failed"], body
+        assert set(placement.allocations(uuid_)["allocations"]) == {rp}
+        status, body = http(zun_all, "POST", f"/v1/hosts/{zun_all.host}/purge", {}, admin)
+        assert status == 200 and body["purged"] == [uuid_], body
+        assert placement.allocations(uuid_)["allocations"] == {}
+        assert placement.on_provider(rp) == {}
+    finally:
+        zun_all.stop()
+        sweep(docker_client, zun_all.host)
 
 
 # --- Placement unreachable ------------------------------------------------------------------------
