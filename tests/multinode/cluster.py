@@ -399,7 +399,7 @@ class Cluster:
     # -- configuration ---------------------------------------------------------------------
 
     def common_conf(self) -> Conf:
-        return {
+        conf: Conf = {
             "DEFAULT": {"transport_url": self.transport_url, "my_ip": "127.0.0.1",
                         "debug": True},
             "database": {"connection": self.db_url},
@@ -407,6 +407,12 @@ class Cluster:
                     "port": self.api_port},
             "network": {"driver": "docker"},
         }
+        if self.fabric is not None:
+            # As a deployment on the local OpenStack: Keystone auth, the kuryr driver, the
+            # zun service user toward Neutron (the sections `openstack-services.sh zun-conf`
+            # prints).
+            conf = merge(conf, self.fabric.zun_conf())
+        return conf
 
     def api_conf(self) -> Conf:
         return merge(self.common_conf(), {"DEFAULT": {"host": f"mn-{self.tag}-api"}},
@@ -499,10 +505,17 @@ class Cluster:
         else:
             self.wait_ready()
 
-    def client(self, version: str = "1.40", project: str | None = None) -> Any:
+    def client(self, version: str = "1.40", project: str | None = None,
+               session: Any = None) -> Any:
+        """A zunclient; with Neutron (Keystone auth), on ``session`` or the admin's."""
         from zunclient import client
 
-        zun = client.Client(version, endpoint_override=self.url + "/v1", auth_token="notused")
+        if self.fabric is not None:
+            zun = client.Client(version, session=session or self.fabric.cloud.session(),
+                                endpoint_override=self.url + "/v1")
+        else:
+            zun = client.Client(version, endpoint_override=self.url + "/v1",
+                                auth_token="notused")
         self._clients.append(zun)
         return zun
 

@@ -204,6 +204,19 @@ class NodeNetwork:
             if peer is not self:
                 self.run("ovs-appctl", "tnl/neigh/set", "br-ul", peer.ip, peer.mac)
 
+    def tunnel_peers(self) -> set[str]:
+        """The remote addresses of the VXLAN ports the agent made on br-tun."""
+        import json
+
+        result = self.run("ovs-vsctl", "--timeout=10", "--format=json", "--columns=options",
+                          "find", "Interface", "type=vxlan", check=False)
+        if result.returncode != 0:
+            return set()
+        peers = set()
+        for (options,) in json.loads(result.stdout)["data"]:
+            peers |= {value for key, value in options[1] if key == "remote_ip"}
+        return peers
+
     def stop_ovs(self) -> None:
         for daemon in ("ovs-vswitchd", "ovsdb-server"):
             pid = _read_pid(self.rundir / f"{daemon}.pid")
@@ -368,9 +381,29 @@ class Fabric:
         self.base = cluster.state / "neutron"
         self.relay_pidfile = self.base / "relay.pid"
         self._relay: subprocess.Popen[bytes] | None = None
+        self._zun_conf: dict[str, dict[str, str]] | None = None
         self.nodes = [NodeNetwork(self, node) for node in cluster.nodes]
         for node, network in zip(cluster.nodes, self.nodes, strict=True):
             node.network = network
+
+    def zun_conf(self) -> dict[str, dict[str, str]]:
+        """The zun.conf sections `scripts/openstack-services.sh zun-conf` prints for zun-api
+        and zun-compute on the local OpenStack ([api] keystone, [keystone_authtoken],
+        [keystone_auth], [neutron_client], [network] kuryr...)."""
+        if self._zun_conf is None:
+            import configparser
+
+            import openstack_env
+
+            result = openstack_env.script("zun-conf", timeout=60)
+            if result.returncode != 0:
+                from multinode.cluster import SetupError
+
+                raise SetupError(f"openstack-services.sh zun-conf: {result.stderr[-1000:]}")
+            parser = configparser.ConfigParser(interpolation=None)
+            parser.read_string(result.stdout)
+            self._zun_conf = {section: dict(parser[section]) for section in parser.sections()}
+        return self._zun_conf
 
     @property
     def hosts(self) -> list[str]:
@@ -438,8 +471,11 @@ class Fabric:
                 network.check_alive()
             try:
                 alive = {a["host"] for a in self.agents() if a["alive"]}
+                # Ready: alive in Neutron's view, kuryr answering, and a VXLAN port towards
+                # every other node (the agents learn each other through Neutron's fanout).
                 waiting = [n.host for n in self.nodes
-                           if n.host not in alive or not n.kuryr_answers()]
+                           if n.host not in alive or not n.kuryr_answers()
+                           or not {p.ip for p in self.nodes if p is not n} <= n.tunnel_peers()]
                 if not waiting:
                     return
                 last = waiting
