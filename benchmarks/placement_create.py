@@ -7,7 +7,8 @@ this machine's Docker engine, one with the built-in claims and one with
 ``[scheduler]/use_placement`` (tests/e2e/test_placement_e2e.py's configuration), and times
 ``--creates`` creates (not run; 0.5 CPU, 16 MiB) on each, alternating, per round; prints the
 median and maximum time to the 202 and their ratio in each round, and Placement's own median
-for ``GET /allocation_candidates``. Deletes what it made, the provider included.
+for ``GET /allocation_candidates``. Deletes what it made (engine containers and the provider
+included), also after an interrupted round.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import openstack_env  # noqa: E402
 from e2e import test_placement_e2e as placement_tests  # noqa: E402
-from e2e.support import ZunAll, http  # noqa: E402
+from e2e.support import ZunAll, http, sweep  # noqa: E402
 
 
 def _round(server: ZunAll, creates: int) -> list[float]:
@@ -79,6 +80,12 @@ def main() -> int:
     finally:
         plain.stop()
         with_placement.stop()
+        import docker
+
+        engine = docker.from_env()
+        for server in (plain, with_placement):
+            sweep(engine, server.host)  # what an interrupted round left in the engine
+        engine.close()
         time.sleep(2)
         for provider in admin.providers_named(with_placement.host):
             left = admin.on_provider(provider["uuid"])
