@@ -203,8 +203,11 @@ def cluster(tmp_path: Path, mariadb_url: Callable[[], str], rabbit_url: str,
 
 
 def _engine_uuids(docker_client: Any, host: str) -> set[str]:
-    return {c.labels.get("zun.container.uuid") for c in docker_client.containers.list(
-        all=True, filters={"label": f"zun.host={host}"})}
+    # Sparse: one list call, no inspect per container, which fails with a 404 when the
+    # reaper removes a container between the two (the very thing the test waits for).
+    return {(c.attrs.get("Labels") or {}).get("zun.container.uuid")
+            for c in docker_client.containers.list(
+                all=True, sparse=True, filters={"label": f"zun.host={host}"})}
 
 
 def test_sigkill_of_an_agent(cluster: Cluster, docker_client: Any) -> None:
