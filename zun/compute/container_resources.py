@@ -101,6 +101,14 @@ class NodeResources:
             net = neutron.available_network(row.project_id)
             requests = [{"network": net["id"], "port": "", "fixed_ip": "",
                          "preserve_on_delete": False}]
+        # Ports of this container that no request names are from an earlier attempt (a
+        # create done again after a node restart, or on another host after node loss): the
+        # dead attempt never gave them back, and a fixed IP would collide with them.
+        named = {str(r.get("port")) for r in requests if r.get("port")}
+        stale = [p["id"] for p in neutron.ports(device_id=row.uuid) if p["id"] not in named]
+        if stale:
+            LOG.info("Container %s: deleting ports of an earlier attempt: %s", row.uuid, stale)
+            kuryr_network.release_ports(neutron, [(port_id, False) for port_id in stale])
         groups = list(row.security_groups) if row.security_groups else None
         if row.exposed_ports:
             existing = neutron.security_groups(

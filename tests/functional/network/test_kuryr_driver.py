@@ -399,3 +399,31 @@ def test_dual_stack_fixed_ips_and_attach_by_port_and_fixed_ip(cloud: Any) -> Non
     kept = env.neutron.port(port["id"])
     assert kept is not None and kept["device_id"] == "", kept
     neutron_support.assert_no_port_leaked(env.neutron, env.networks, before | {port["id"]})
+
+
+def test_a_create_done_again_replaces_the_ports_of_the_earlier_attempt(
+        cloud: Any, docker_client: Any, tmp_path: Any) -> None:
+    """A create replayed after a node restart, or on another host after node loss, finds a
+    port the dead attempt made (device = the container): it is deleted, not leaked, and its
+    fixed IP is free for the new port."""
+    from zun.compute.container_resources import NodeResources, Taken
+
+    env = cloud
+    uuid_ = str(uuid.uuid4())
+    fixed = f"10.250.{env.octet}.88"
+    old = env.neutron.create_port(env.net["id"], project_id=env.account.project_id,
+                                  device_id=uuid_, device_owner="compute:kuryr",
+                                  fixed_ips=[{"ip_address": fixed}])
+    row = SimpleNamespace(uuid=uuid_, project_id=env.account.project_id, security_groups=None,
+                          exposed_ports=None, addresses=None)
+    resources = NodeResources("replay-host", lambda: docker_client, lambda: tmp_path)
+    taken = Taken()
+    networking = resources._kuryr_networking(row, [{
+        "network": env.net["id"], "port": "", "fixed_ip": fixed,
+        "preserve_on_delete": False}], taken)
+    assert env.neutron.port(old["id"]) is None
+    [new] = row.addresses[env.net["id"]]
+    assert new["addr"] == fixed and new["port"] != old["id"]
+    assert networking["endpoints"] == {env.net["id"]: {"ipv4_address": fixed}}
+    resources.release_neutron(row, taken)
+    neutron_support.assert_no_port_leaked(env.neutron, env.networks, env.before)
