@@ -646,22 +646,24 @@ def sweep_stale() -> list[str]:
         except Exception:  # the services may be down; the directory is removed anyway
             pass
         if owner.get("neutron_hosts"):
-            _forget_neutron_hosts(owner["neutron_hosts"])
+            _forget_neutron_run(state.name, owner["neutron_hosts"])
         shutil.rmtree(state, ignore_errors=True)
         swept.append(state.name)
     return swept
 
 
-def _forget_neutron_hosts(hosts: list[str]) -> None:
-    """The Neutron agents and ports of a killed run's nodes (when the local OpenStack runs)."""
+def _forget_neutron_run(tag: str, hosts: list[str]) -> None:
+    """The Neutron agents, ports and test resources (``zmn-<tag>-*``) of a killed run's nodes
+    (when the local OpenStack runs)."""
     try:
         import openstack_env
-        from multinode.neutron import delete_agents
+        from multinode.neutron import delete_agents, delete_run_resources
 
         cloud = openstack_env.running_cloud()
         if cloud is not None:
             delete_agents(cloud, hosts)
-    except Exception:  # best effort: a later sweep tries again only if the state is kept
+            delete_run_resources(cloud, tag)
+    except Exception:  # best effort: the state directory is removed anyway
         pass
 
 

@@ -376,7 +376,7 @@ class Fabric:
         # A /24 of the link-local range per cluster: never routed off a link, and two
         # clusters running at once get different tunnel addresses (Neutron keys tunnel
         # endpoints by address).
-        self.octet = int(hashlib.sha256(cluster.tag.encode()).hexdigest(), 16) % 250 + 2
+        self.octet = self.octet_of(cluster.tag)
         self.prefix = f"169.254.{self.octet}"
         self.base = cluster.state / "neutron"
         self.relay_pidfile = self.base / "relay.pid"
@@ -404,6 +404,10 @@ class Fabric:
             parser.read_string(result.stdout)
             self._zun_conf = {section: dict(parser[section]) for section in parser.sections()}
         return self._zun_conf
+
+    @staticmethod
+    def octet_of(tag: str) -> int:
+        return int(hashlib.sha256(tag.encode()).hexdigest(), 16) % 250 + 2
 
     @property
     def hosts(self) -> list[str]:
@@ -526,3 +530,29 @@ def delete_agents(cloud: Any, hosts: list[str]) -> None:
         agents = sess.get(f"{url}/v2.0/agents", params={"host": host}).json()["agents"]
         for agent in agents:
             sess.delete(f"{url}/v2.0/agents/{agent['id']}", raise_exc=False)
+
+
+def delete_run_resources(cloud: Any, tag: str) -> None:
+    """What the tests of a killed run left in Neutron under the run's names (``zmn-<tag>-*``):
+    security groups, networks with their ports, and kuryr's subnet pools of their subnets
+    (``kuryrPool-<cidr>``, which kuryr removes only when the Docker network goes, and a killed
+    dockerd never removed it). A pool of that name still used by a live run with the same CIDR
+    would go too; the CIDRs of two runs differ unless their tags hash alike (1 in 250)."""
+    sess = cloud.session()
+    url = sess.get_endpoint(service_type="network", interface="public").rstrip("/") + "/v2.0"
+    prefix = f"zmn-{tag}-"
+    networks = [n for n in sess.get(f"{url}/networks").json()["networks"]
+                if n["name"].startswith(prefix)]
+    cidrs = set()
+    for net in networks:
+        for port in sess.get(f"{url}/ports", params={"network_id": net["id"]}).json()["ports"]:
+            sess.delete(f"{url}/ports/{port['id']}", raise_exc=False)
+        subnets = sess.get(f"{url}/subnets", params={"network_id": net["id"]}).json()
+        cidrs |= {subnet["cidr"] for subnet in subnets["subnets"]}
+        sess.delete(f"{url}/networks/{net['id']}", raise_exc=False)
+    for pool in sess.get(f"{url}/subnetpools").json()["subnetpools"]:
+        if pool["name"].startswith(prefix) or pool["name"] in {f"kuryrPool-{c}" for c in cidrs}:
+            sess.delete(f"{url}/subnetpools/{pool['id']}", raise_exc=False)
+    for group in sess.get(f"{url}/security-groups").json()["security_groups"]:
+        if group["name"].startswith(prefix):
+            sess.delete(f"{url}/security-groups/{group['id']}", raise_exc=False)

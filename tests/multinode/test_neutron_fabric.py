@@ -239,11 +239,33 @@ import sys, time
 sys.path.insert(0, sys.argv[1])
 import openstack_env
 from multinode.cluster import Cluster
-cluster = Cluster(nodes=2, openstack=openstack_env.running_cloud())
+from docker.types import IPAMConfig, IPAMPool
+cloud = openstack_env.running_cloud()
+cluster = Cluster(nodes=2, openstack=cloud)
 cluster.start()
+# What a test leaves when its run dies: a network with a container on kuryr's Docker network
+# (kuryr made a subnet pool for it), a security group.
+sess = cloud.session()
+url = sess.get_endpoint(service_type="network", interface="public").rstrip("/") + "/v2.0"
+name = f"zmn-{cluster.tag}-net"
+cidr = f"10.253.{cluster.fabric.octet}.0/24"
+net = sess.post(url + "/networks", json={"network": {"name": name}}).json()["network"]
+sess.post(url + "/subnets", json={"subnet": {"network_id": net["id"], "ip_version": 4,
+                                             "cidr": cidr, "enable_dhcp": False}})
+sess.post(url + "/security-groups", json={"security_group": {"name": name}})
+engine = cluster.nodes[0].engine()
+engine.networks.create(name, driver="kuryr", options={"neutron.net.uuid": net["id"]},
+                       ipam=IPAMConfig(driver="kuryr", pool_configs=[IPAMPool(subnet=cidr)]))
+engine.containers.run("busybox", ["sleep", "600"], network=name, detach=True)
 print(cluster.tag, flush=True)
 time.sleep(600)
 """
+
+
+def _octet(tag: str) -> int:
+    from multinode.neutron import Fabric
+
+    return Fabric.octet_of(tag)
 
 
 def test_sweep_removes_what_a_killed_run_left(
@@ -266,6 +288,9 @@ def test_sweep_removes_what_a_killed_run_left(
         hosts = owner["neutron_hosts"]
         assert len(hosts) == 2 and f"zmn-{tag}-ul" in owner["netns"]
         assert {a["host"] for a in neutron.get("/agents")["agents"]} >= set(hosts)
+        assert neutron.get("/networks", name=f"zmn-{tag}-net")["networks"]
+        pools = neutron.get("/subnetpools")["subnetpools"]
+        assert f"kuryrPool-10.253.{_octet(tag)}.0/24" in {p["name"] for p in pools}
     finally:
         child.kill()
         child.wait()
@@ -286,6 +311,12 @@ def test_sweep_removes_what_a_killed_run_left(
             continue
     assert leftovers == []
     assert not {a["host"] for a in neutron.get("/agents")["agents"]} & set(hosts)
+    assert not neutron.get("/networks", name=f"zmn-{tag}-net")["networks"]
+    assert not neutron.get("/security-groups", name=f"zmn-{tag}-net")["security_groups"]
+    assert not [p for p in neutron.get("/ports")["ports"]
+                if p["binding:host_id"] in hosts]
+    cidr = f"10.253.{_octet(tag)}.0/24"
+    assert not neutron.get("/subnetpools", name=f"kuryrPool-{cidr}")["subnetpools"]
     # The live cluster is untouched.
     assert all(node.network is not None and node.network.kuryr_answers()
                for node in neutron_cluster.nodes)
