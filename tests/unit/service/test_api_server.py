@@ -123,3 +123,92 @@ def test_a_request_that_never_completes_is_cut_off(monkeypatch) -> None:
         assert conn.getresponse().read() == b"ok"
     finally:
         server.stop()
+
+
+# --- answers sent in one piece (_OneSendTask) -------------------------------------------------
+
+def _fixed(body: bytes, length: int | None = None, status: str = "200 OK", chunks: int = 1):
+    def app(environ, start_response):
+        headers = [("Content-Type", "application/json")]
+        if length is not None:
+            headers.append(("Content-Length", str(length)))
+        start_response(status, headers)
+        step = max(1, len(body) // chunks)
+        return [body[i:i + step] for i in range(0, len(body), step)] or [b""]
+    return app
+
+
+ANSWERS = {
+    "small": _fixed(b'{"a":1}', 7),
+    "two chunks": _fixed(b'{"a":"' + b"x" * 5000 + b'"}', 5008, chunks=2),
+    "past the coalescing size": _fixed(b"y" * (api_server.COALESCE_BYTES + 10),
+                                       api_server.COALESCE_BYTES + 10),
+    "longer than its Content-Length": _fixed(b"0123456789", 4),
+    "no Content-Length (chunked)": _fixed(b'{"b":2}'),
+    "no body (204)": _fixed(b"", 0, status="204 No Content"),
+    "empty": _fixed(b"", 0),
+}
+
+
+def _exchange(port: int, requests: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(requests)
+        sock.shutdown(socket.SHUT_WR)
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+    # The only header that may differ between two servers is the date.
+    return b"\r\n".join(line for line in received.split(b"\r\n")
+                        if not line.startswith(b"Date: "))
+
+
+def _serve_plain_waitress(app):
+    from waitress.server import create_server
+
+    server = create_server(app, host="127.0.0.1", port=0, threads=1, ident="zun-api")
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    return server
+
+
+def test_answers_are_byte_for_byte_those_of_plain_waitress() -> None:
+    requests = (b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n" b"HEAD /b HTTP/1.1\r\nHost: x\r\n\r\n"
+                b"GET /c HTTP/1.0\r\n\r\n")
+    for name, app in ANSWERS.items():
+        ours = ApiServer(app, "127.0.0.1", 0, threads=1)
+        ours.start()
+        plain = _serve_plain_waitress(app)
+        try:
+            got = _exchange(ours.port, requests)
+            want = _exchange(plain.effective_port, requests)
+        finally:
+            ours.stop()
+            plain.close()
+        assert got == want, name
+        assert b"HTTP/1.1 " in got, name
+
+
+def test_a_small_answer_is_written_with_its_headers_in_one_piece(monkeypatch) -> None:
+    # Records what the worker hands to the channel, then lets it through unchanged.
+    from waitress.channel import HTTPChannel
+
+    writes: list[bytes] = []
+    original = HTTPChannel.write_soon
+
+    def recording(self, data):
+        if data:
+            writes.append(bytes(data))
+        return original(self, data)
+
+    monkeypatch.setattr(HTTPChannel, "write_soon", recording)
+    server = ApiServer(ANSWERS["small"], "127.0.0.1", 0, threads=1)
+    server.start()
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+        conn.request("GET", "/")
+        assert conn.getresponse().read() == b'{"a":1}'
+        conn.close()
+    finally:
+        server.stop()
+    assert len(writes) == 1 and writes[0].startswith(b"HTTP/1.1 200 OK\r\n")
+    assert writes[0].endswith(b'\r\n\r\n{"a":1}')
