@@ -154,3 +154,15 @@ def assert_no_port_leaked(neutron: Neutron, network_ids: Iterable[str], before: 
         now = neutron.port_ids(nets)
     leaked = [neutron.port(p) for p in now - before]
     assert not leaked, f"ports leaked: {leaked}"
+
+
+def own_image(docker_client: Any, busybox_image: str, registry: dict[str, str],
+              prefix: str) -> str:
+    """busybox pushed to the test registry under a repository of its own: the default pull
+    policy (always) pulls it, and no other test's clean-up of a shared tag can take it away
+    between that pull and the create."""
+    repo = f"{registry['url']}/{prefix}-{uuid.uuid4().hex[:8]}"
+    docker_client.api.tag(busybox_image, repo, "v1")
+    for _ in docker_client.api.push(repo, "v1", stream=True, decode=True):
+        pass
+    return f"{repo}:v1"

@@ -32,8 +32,9 @@ def _wait(predicate: Any, what: str, timeout: float = 90) -> Any:
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory, docker_client: Any,
-        registry: dict[str, str], openstack_cloud: openstack_env.OpenStackCloud) -> Iterator[Any]:
+def env(tmp_path_factory: pytest.TempPathFactory, docker_client: Any, busybox_image: str,
+        registry: dict[str, str],
+        openstack_cloud: openstack_env.OpenStackCloud) -> Iterator[Any]:
     sections = openstack_env.zun_conf_sections("keystone_auth", "neutron_client", "network")
     assert sections["network"]["driver"] == "kuryr", sections
     server = ZunAll(tmp_path_factory.mktemp("zun-all-kuryr"))
@@ -48,10 +49,11 @@ def env(tmp_path_factory: pytest.TempPathFactory, docker_client: Any,
                                     account.project_name).get_token()
     headers = {"X-Auth-Token": token, "X-Project-Id": account.project_id,
                "X-User-Id": account.user_id, "X-Roles": "member"}
+    image = neutron_support.own_image(docker_client, busybox_image, registry, "zun-kuryr-e2e")
     server.start()
     try:
         yield type("Env", (), {"server": server, "neutron": neutron, "net": net["network"],
-                               "headers": headers, "image": registry["image"],
+                               "headers": headers, "image": image,
                                "before": neutron.port_ids([net["network"]["id"]])})
     finally:
         server.stop()
@@ -61,6 +63,7 @@ def env(tmp_path_factory: pytest.TempPathFactory, docker_client: Any,
                 docker_net.remove()
         neutron.cleanup([net["network"]["id"]])
         openstack_env.delete_account(openstack_cloud, account)
+        docker_client.api.remove_image(image)
 
 
 def _create(env: Any, **body: Any) -> str:

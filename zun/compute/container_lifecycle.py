@@ -197,6 +197,10 @@ class ContainerLifecycle(ContainerNodeBase):
                         raise
             self.driver.delete(row, force=force or stop_first)
             self.resources.release_stored_volumes(container_uuid)
+            if not force:
+                # Neutron not answering fails the delete (Error, retry later) rather than
+                # forgetting the container's ports.
+                self.resources.release_container_networking(row, strict=True)
         except Exception as exc:
             if not force:
                 LOG.warning("Deleting container %s failed: %s", container_uuid, reason_of(exc))
@@ -207,7 +211,8 @@ class ContainerLifecycle(ContainerNodeBase):
                 return
             LOG.warning("Forced delete of %s goes on despite: %s", container_uuid,
                         reason_of(exc))
-        self.resources.release_container_networking(row)
+        if force:
+            self.resources.release_container_networking(row)
         cpu, memory_mb, disk_gb = claims.container_resources(row.cpu, row.memory, row.disk)
         with engine.transaction() as session:
             current = node_q.get_container(session, container_uuid)

@@ -147,11 +147,19 @@ class NodeResources:
             return
         kuryr_network.release(neutron, row.uuid, row.project_id, taken.neutron)
 
-    def release_container_networking(self, row: Any) -> None:
+    def release_container_networking(self, row: Any, strict: bool = False) -> None:
         """After the engine container is gone: its ports (deleted, or handed back when the
-        user brought them) and its exposed-ports group (kuryr; never raises)."""
+        user brought them) and its exposed-ports group (kuryr). Never raises, unless
+        ``strict``: then Neutron not answering fails the caller, which keeps the row."""
         if not mode.kuryr_enabled():
             self.release_project_network(row.project_id)
+            return
+        if strict:
+            neutron = neutron_api.for_service()
+            kuryr_network.release_ports(neutron, kuryr_network.ports_of(row.addresses),
+                                        strict=True)
+            if row.exposed_ports:
+                kuryr_network.remove_exposed_group(neutron, row.uuid, row.project_id)
             return
         try:
             neutron = neutron_api.for_service()

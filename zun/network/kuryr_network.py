@@ -184,9 +184,11 @@ def take_port(neutron: NeutronClient, container_uuid: str, project_id: str | Non
     return port
 
 
-def release_ports(neutron: NeutronClient, ports: Iterable[tuple[str, bool]]) -> None:
+def release_ports(neutron: NeutronClient, ports: Iterable[tuple[str, bool]],
+                  strict: bool = False) -> None:
     """Delete the ports Zun made; hand back (unbind) the ones the user brought. Never raises
-    for a port that is gone; other failures are logged and the next port is tried."""
+    for a port that is gone; other failures are logged and the next port is tried, or
+    raised when ``strict`` (a delete that must not forget a port)."""
     for port_id, preserve in ports:
         try:
             if preserve:
@@ -197,6 +199,8 @@ def release_ports(neutron: NeutronClient, ports: Iterable[tuple[str, bool]]) -> 
         except exception.PortNotFound:
             continue
         except Exception:
+            if strict:
+                raise
             LOG.warning("Could not release Neutron port %s", port_id, exc_info=True)
 
 

@@ -50,9 +50,17 @@ def kuryr_conf(openstack_cloud: openstack_env.OpenStackCloud) -> Iterator[None]:
     CONF.clear_override("region_name", group="neutron_client")
 
 
+@pytest.fixture(scope="module")
+def test_image(docker_client: Any, busybox_image: str,
+               registry: dict[str, str]) -> Iterator[str]:
+    ref = neutron_support.own_image(docker_client, busybox_image, registry, "zun-kuryr-test")
+    yield ref
+    docker_client.api.remove_image(ref)
+
+
 @pytest.fixture
 def cloud(openstack_cloud: openstack_env.OpenStackCloud, kuryr_conf: None, api: ApiClient,
-          agent: Any, docker_client: Any, registry: dict[str, str]) -> Iterator[Any]:
+          agent: Any, docker_client: Any, test_image: str) -> Iterator[Any]:
     """A Keystone account, its member API client and token, and a network of its project."""
     account = openstack_env.make_account(openstack_cloud, "zun-kuryr")
     neutron = neutron_support.Neutron(openstack_cloud)
@@ -64,7 +72,7 @@ def cloud(openstack_cloud: openstack_env.OpenStackCloud, kuryr_conf: None, api: 
     env = SimpleNamespace(account=account, neutron=neutron, member=member,
                           headers={"X-Auth-Token": token}, net=net["network"],
                           subnet=net["subnet"], octet=octet, containers=[],
-                          image=registry["image"],
+                          image=test_image,
                           networks=[net["network"]["id"]])
     env.before = neutron.port_ids(env.networks)
     try:
@@ -426,4 +434,22 @@ def test_a_create_done_again_replaces_the_ports_of_the_earlier_attempt(
     assert new["addr"] == fixed and new["port"] != old["id"]
     assert networking["endpoints"] == {env.net["id"]: {"ipv4_address": fixed}}
     resources.release_neutron(row, taken)
+    neutron_support.assert_no_port_leaked(env.neutron, env.networks, env.before)
+
+
+def test_delete_while_neutron_is_unreachable_keeps_the_row_and_the_port(cloud: Any) -> None:
+    env = cloud
+    shown = _running(env, nets=[{"network": env.net["id"]}])
+    uuid_ = shown["uuid"]
+    port_id = shown["addresses"][env.net["id"]][0]["port"]
+    CONF.set_override("region_name", "NoSuchRegion", group="neutron_client")
+    try:
+        r = env.member.delete(f"/v1/containers/{uuid_}?stop=true", headers=env.headers)
+        assert r.status == 204, r
+        failed = _settled(env, uuid_)
+    finally:
+        CONF.set_override("region_name", "RegionOne", group="neutron_client")
+    assert failed["status"] == "Error" and "Neutron" in failed["status_reason"], failed
+    assert env.neutron.port(port_id) is not None
+    _delete(env, uuid_)  # Neutron back: the delete finishes, the port goes
     neutron_support.assert_no_port_leaked(env.neutron, env.networks, env.before)
