@@ -72,23 +72,37 @@ def cloud(openstack_cloud: openstack_env.OpenStackCloud, kuryr_conf: None, api: 
     env = SimpleNamespace(account=account, neutron=neutron, member=member,
                           headers={"X-Auth-Token": token}, net=net["network"],
                           subnet=net["subnet"], octet=octet, containers=[],
-                          image=test_image,
+                          image=test_image, host=agent.host,
                           networks=[net["network"]["id"]])
     env.before = neutron.port_ids(env.networks)
     try:
         yield env
     finally:
-        for uuid_ in env.containers:
-            member.delete(f"/v1/containers/{uuid_}?stop=true", headers=env.headers)
-        for uuid_ in env.containers:
-            wait_for(lambda u=uuid_: member.get(f"/v1/containers/{u}").status == 404, 60,
-                     f"container {uuid_} deleted")
+        try:
+            for uuid_ in env.containers:
+                member.delete(f"/v1/containers/{uuid_}?stop=true", headers=env.headers)
+            for uuid_ in env.containers:
+                wait_for(lambda u=uuid_: member.get(f"/v1/containers/{u}").status == 404, 60,
+                         f"container {uuid_} deleted")
+        finally:
+            _remove_everything(env, docker_client, neutron, openstack_cloud)
+
+
+def _remove_everything(env: Any, docker_client: Any, neutron: neutron_support.Neutron,
+                       cloud: openstack_env.OpenStackCloud) -> None:
+    """Whatever a test left: the engine containers of its node, kuryr's Docker networks, the Neutron
+    resources and the Keystone account (runs even when the deletes above failed)."""
+    try:
+        for container in docker_client.containers.list(
+                all=True, filters={"label": f"zun.host={env.host}"}):
+            container.remove(force=True)
         for net_id in env.networks:  # kuryr's Docker networks first: they tag the networks
             for docker_net in docker_client.networks.list(names=[net_id]):
                 if docker_net.name == net_id:
                     docker_net.remove()
         neutron.cleanup(env.networks)
-        openstack_env.delete_account(openstack_cloud, account)
+    finally:
+        openstack_env.delete_account(cloud, env.account)
 
 
 def _create(env: Any, **body: Any) -> Any:
