@@ -12,7 +12,6 @@ The state directory (database, volumes, and the lock that keeps one zun-all per 
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import sys
 from pathlib import Path
@@ -129,13 +128,9 @@ def _run(state_dir: Path) -> int:
         rpc.cleanup()
         engine.dispose()
 
-    def _ready() -> None:
-        # What start-up imported and built lives as long as the process: keep it out of the
-        # collector's full passes, as zun-api does (zun/cmd/api.py).
-        gc.freeze()
-        LOG.info("zun-all ready on http://%s:%s", CONF.api.host_ip, CONF.api.port)
-
-    return runner.run(components, on_exit=_cleanup, ready=_ready)
+    return runner.run(components, on_exit=_cleanup,
+                      ready=lambda: LOG.info("zun-all ready on http://%s:%s",
+                                             CONF.api.host_ip, CONF.api.port))
 
 
 def _console_proxy() -> runner.Component | None:

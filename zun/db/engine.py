@@ -127,11 +127,6 @@ def create_engine(url: str, conf: cfg.ConfigOpts | None = None) -> Engine:
         retry_interval=db.retry_interval,
         connection_parameters=db.connection_parameters,
         logging_name="zun.db",
-        # oslo.db's default adds time.sleep(0) to every pool check-in, for eventlet's green
-        # threads (a C database driver never yields to them). Zun runs no eventlet (see
-        # zun/__init__.py): with OS threads it only hands the GIL to another thread at the
-        # end of every transaction, one more thread switch per request.
-        thread_checkin=False,
         **extra,
     )
     if engine.dialect.name == "sqlite":

@@ -26,7 +26,6 @@ from typing import Any
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
 from waitress.server import TcpWSGIServer
-from waitress.task import WSGITask
 
 LOG = logging.getLogger(__name__)
 
@@ -41,8 +40,6 @@ MAX_CONNECTIONS = 10_000
 # Descriptors kept back from the connection budget (database pool, message bus, logs).
 RESERVED_FDS = 256
 BACKLOG = 2048
-# Largest body sent in one piece with its status line and headers (see _OneSendTask).
-COALESCE_BYTES = 64 * 1024
 # Seconds a thread may hold the GIL while another waits (Python's default is 5 ms). A thread
 # back from a socket read waits that long for a thread that is building a page; pymysql
 # reads a 1000-row result in ~100 reads and waitress writes it in ~60 sends, so with the
@@ -81,36 +78,9 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-class _OneSendTask(WSGITask):
-    """Sends the headers and a small body in one ``send()`` instead of two.
-
-    Waitress writes the status line and headers, then each body chunk, and its default
-    ``send_bytes`` of 1 makes the worker thread send each at once: two system calls and two
-    TCP segments for a show's 2 KB answer. The bytes on the wire are the same.
-    """
-
-    def write(self, data: bytes) -> None:
-        if self.wrote_header or not data or not self.complete:
-            super().write(data)
-            return
-        header = self.build_response_header()
-        self.wrote_header = True
-        length = self.content_length
-        if (self.has_body and not self.chunked_response and length is not None
-                and len(data) <= min(length, COALESCE_BYTES)):
-            # What waitress' own write does with the first chunk of a body that fits in
-            # its Content-Length, after sending the headers separately.
-            self.content_bytes_written += len(data)
-            self.channel.write_soon(header + data)
-            return
-        self.channel.write_soon(header)
-        super().write(data)
-
-
 class _TimedChannel(HTTPChannel):
-    """Remembers when the request being read started; sends answers with _OneSendTask."""
+    """Remembers when the request being read started."""
 
-    task_class = _OneSendTask
     request_started: float | None = None
 
     def received(self, data: bytes) -> bool:

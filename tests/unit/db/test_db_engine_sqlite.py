@@ -237,12 +237,3 @@ def test_a_writer_waiting_too_long_gets_database_is_locked(
     finally:
         done.set()
         holder.join(10)
-
-
-def test_a_connection_back_in_the_pool_does_not_yield_the_thread(db_file: Path) -> None:
-    # oslo.db's eventlet-era time.sleep(0) at every check-in: one more thread switch per
-    # transaction for nothing in a process of OS threads.
-    from oslo_db.sqlalchemy import engines as oslo_engines
-
-    engine = db_engine.get_engine()
-    assert not sa.event.contains(engine, "checkin", oslo_engines._thread_yield)
