@@ -27,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from create_steps import HEADERS, Zun
@@ -56,7 +57,7 @@ def _poll(port: int, path: str, count: int, pause: float) -> None:
     conn.close()
 
 
-def _measure(pid: int, run: callable) -> tuple[float, float]:  # type: ignore[valid-type]
+def _measure(pid: int, run: Callable[[], object]) -> tuple[float, float]:
     cpu0, wall0 = _cpu_ns(pid), time.monotonic()
     run()
     return (_cpu_ns(pid) - cpu0) / 1e6, time.monotonic() - wall0
