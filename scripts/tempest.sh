@@ -19,8 +19,9 @@
 #   ZUN_TEMPEST_WORKDIR        zun.conf, logs, state, the Tempest workspace and results.json
 #                              (default /tmp/zun-tempest; emptied at each run)
 #   ZUN_TEMPEST_API_PORT       zun-api's port (default 20701); the console proxy's is +1
-#   ZUN_TEMPEST_NETWORK_DRIVER [network]/driver of zun (default docker; kuryr needs
-#                              kuryr-libnetwork on the machine's dockerd)
+#   ZUN_TEMPEST_NETWORK_DRIVER [network]/driver of zun: kuryr (default; kuryr-libnetwork of
+#                              scripts/openstack-services.sh on the machine's dockerd) or docker
+#                              (the embedded bridges: the plugin's Neutron tests cannot pass)
 #   ZUN_TEMPEST_CONCURRENCY    tempest workers (default 1: two shared cores)
 #
 # Images: the plugin runs `cirros:latest` and `nginx`, which are pulled from Docker Hub; there is
@@ -37,7 +38,7 @@ REQS="$ROOT/scripts/tempest/requirements.txt"
 WORKDIR="${ZUN_TEMPEST_WORKDIR:-/tmp/zun-tempest}"
 API_PORT="${ZUN_TEMPEST_API_PORT:-20701}"
 WSPROXY_PORT=$((API_PORT + 1))
-NET_DRIVER="${ZUN_TEMPEST_NETWORK_DRIVER:-docker}"
+NET_DRIVER="${ZUN_TEMPEST_NETWORK_DRIVER:-kuryr}"
 CONCURRENCY="${ZUN_TEMPEST_CONCURRENCY:-1}"
 ZVENV="$ROOT/.venv"
 HOST=127.0.0.1
@@ -297,13 +298,25 @@ stop_zun() {
     stop_one zun-compute
 }
 
-# The per-project Docker bridges zun made for the two Tempest projects (the docker network
-# driver names them zun-<project id>): removed after the run.
+# After the run, the Docker networks zun made on the machine's engine for this run:
+# - docker driver: the per-project bridges zun-<project id> of the two Tempest projects;
+# - kuryr driver: the kuryr networks (named after their Neutron network) of the two accounts'
+#   networks and of every Neutron network the plugin's tests made and deleted (their DELETE is
+#   in tempest.log); the plugin never asks zun to remove them (the original left them too).
 cleanup_networks() {
-    local pid
-    [[ "$NET_DRIVER" == docker && -f "$WORKDIR/projects" ]] || return 0
-    for pid in $(cat "$WORKDIR/projects"); do
-        docker network rm "zun-$pid" >/dev/null 2>&1 || true
+    local id
+    [[ -f "$WORKDIR/accounts" ]] || return 0
+    if [[ "$NET_DRIVER" == docker ]]; then
+        for id in $(awk '{print $1}' "$WORKDIR/accounts"); do
+            docker network rm "zun-$id" >/dev/null 2>&1 || true
+        done
+        return 0
+    fi
+    for id in $(awk '{print $2}' "$WORKDIR/accounts") \
+              $(grep -o "DELETE http://[^ ]*/v2.0/networks/[0-9a-f-]\{36\}" \
+                    "$WORKDIR/workspace/tempest.log" 2>/dev/null | grep -o '[0-9a-f-]\{36\}$' | sort -u); do
+        [[ "$(docker network inspect -f '{{.Driver}}' "$id" 2>/dev/null)" == kuryr ]] \
+            && docker network rm "$id" >/dev/null 2>&1 || true
     done
 }
 
@@ -393,7 +406,7 @@ write_tempest_conf() {
         "$ws" >>"$WORKDIR/logs/tempest-init.log" 2>&1 \
         || fail "tempest init" "$WORKDIR/logs/tempest-init.log"
     "$OS_HOME/venv/bin/python" "$ROOT/scripts/tempest/accounts.py" --out "$ws/etc/accounts.yaml" \
-        >"$WORKDIR/projects" 2>>"$WORKDIR/logs/keystone.log" \
+        >"$WORKDIR/accounts" 2>>"$WORKDIR/logs/keystone.log" \
         || fail "the Tempest accounts in Keystone and Neutron" "$WORKDIR/logs/keystone.log"
     cat >"$ws/etc/tempest.conf" <<EOF
 [DEFAULT]
@@ -468,6 +481,10 @@ cmd_run() {
         esac
     done
     install_venv
+    # One run at a time on this machine (fixed ports, database, vhost, namespace, port 2375): a
+    # second one waits for the first.
+    exec 9>"$OS_HOME/tempest/run.lock"
+    flock -w 3600 9 || fail "another scripts/tempest.sh run held $OS_HOME/tempest/run.lock for 1 h"
     ensure_prereqs
     build_image "$CIRROS_IMAGE"
     build_image "$NGINX_IMAGE"

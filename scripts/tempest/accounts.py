@@ -15,7 +15,8 @@ network and subnet:
     zun-tempest-admin     role admin,  in project zun-tempest-admin
 
 Their passwords are new at each run (written only into the accounts file, mode 600). Networks
-`zun-tempest-net` (subnet <prefix>.<n>.0/24) stay between runs. Prints the two project ids.
+`zun-tempest-net` (subnet <prefix>.<n>.0/24) stay between runs. Prints one line per account:
+`<project id> <network id>`.
 """
 
 from __future__ import annotations
@@ -49,13 +50,14 @@ def ensure_account(conn: openstack.connection.Connection, name: str, role: str,
     return project.id
 
 
-def ensure_network(conn: openstack.connection.Connection, project_id: str, cidr: str) -> None:
+def ensure_network(conn: openstack.connection.Connection, project_id: str, cidr: str) -> str:
     net = conn.network.find_network(NETWORK, project_id=project_id, ignore_missing=True)
     if net is None:
         net = conn.network.create_network(name=NETWORK, project_id=project_id)
     if not list(conn.network.subnets(network_id=net.id)):
         conn.network.create_subnet(name=NETWORK, network_id=net.id, project_id=project_id,
                                    ip_version=4, cidr=cidr)
+    return str(net.id)
 
 
 def main() -> int:
@@ -68,8 +70,8 @@ def main() -> int:
     for name, role, index in ACCOUNTS:
         password = secrets.token_urlsafe(18)
         project_id = ensure_account(conn, name, role, password)
-        print(project_id)
-        ensure_network(conn, project_id, f"{args.cidr_prefix}.{index}.0/24")
+        net_id = ensure_network(conn, project_id, f"{args.cidr_prefix}.{index}.0/24")
+        print(project_id, net_id)
         lines += [f"- username: '{name}'", f"  project_name: '{name}'",
                   f"  password: '{password}'", "  domain_name: 'Default'",
                   "  roles:", f"  - '{role}'"]
