@@ -225,7 +225,8 @@ register_endpoint() {
 pid_alive() { [[ -f "$WORKDIR/run/$1.pid" ]] && kill -0 "$(cat "$WORKDIR/run/$1.pid")" 2>/dev/null; }
 
 spawn() {  # spawn NAME BINARY
-    setsid "$ZVENV/bin/$2" --config-file "$WORKDIR/zun.conf" </dev/null \
+    # 9>&-: the run lock stays with this script, not with what it starts
+    setsid "$ZVENV/bin/$2" --config-file "$WORKDIR/zun.conf" </dev/null 9>&- \
         >>"$WORKDIR/logs/$1.log" 2>&1 &
     echo $! >"$WORKDIR/run/$1.pid"
 }
@@ -339,7 +340,7 @@ ALPINE_STANDIN=$REGISTRY/library/alpine:latest
 spawn_cmd() {  # spawn_cmd NAME CMD...: a process group of its own, pid in $WORKDIR/run
     local name=$1
     shift
-    setsid "$@" </dev/null >>"$WORKDIR/logs/$name.log" 2>&1 &
+    setsid "$@" </dev/null 9>&- >>"$WORKDIR/logs/$name.log" 2>&1 &
     echo $! >"$WORKDIR/run/$name.pid"
 }
 
