@@ -556,3 +556,23 @@ def delete_run_resources(cloud: Any, tag: str) -> None:
     for group in sess.get(f"{url}/security-groups").json()["security_groups"]:
         if group["name"].startswith(prefix):
             sess.delete(f"{url}/security-groups/{group['id']}", raise_exc=False)
+
+
+# The first pair of containers on a freshly started two-node fabric has been seen to stay
+# unreachable across the nodes for minutes (4 runs in 5: both ports ACTIVE and bound to the
+# right agents, no packet through), while every later pair connects within seconds. The cause
+# is not known yet (suspects: the userspace tunnel's routes or neighbour entries set at start,
+# the remote security-group membership): docs/testing.md. The connectivity tests replace a
+# first pair that does not connect, at most this many times, and say so in a warning.
+FIRST_PAIR_TRIES = 3
+
+
+def first_pair_unreachable(attempt: int) -> None:
+    import warnings
+
+    if attempt >= FIRST_PAIR_TRIES:
+        raise AssertionError(
+            f"{attempt} pairs of containers in a row did not reach each other across the nodes")
+    warnings.warn(f"pair {attempt} of containers did not reach each other across the nodes; "
+                  "trying a new pair (docs/testing.md: the first pair of a fresh fabric)",
+                  stacklevel=2)
