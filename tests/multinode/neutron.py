@@ -559,11 +559,12 @@ def delete_run_resources(cloud: Any, tag: str) -> None:
 
 
 # The first pair of containers on a freshly started two-node fabric has been seen to stay
-# unreachable across the nodes for minutes (4 runs in 5: both ports ACTIVE and bound to the
-# right agents, no packet through), while every later pair connects within seconds. The cause
-# is not known yet (suspects: the userspace tunnel's routes or neighbour entries set at start,
-# the remote security-group membership): docs/testing.md. The connectivity tests replace a
-# first pair that does not connect, at most this many times, and say so in a warning.
+# unreachable across the nodes for minutes (5 runs in 6), while every later pair connects within
+# seconds. The flows show why, in part: the packets cross the tunnel, but the server node's OVS
+# firewall lacks the client's address in the default group's remote-group conjunction (its
+# agent missed that membership update); why is not known yet (docs/testing.md). The
+# connectivity tests replace a first pair that does not connect, at most this many times, and
+# say so in a warning.
 FIRST_PAIR_TRIES = 3
 
 
