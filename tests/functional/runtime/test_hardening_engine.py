@@ -7,12 +7,10 @@ any process of the container is limited to), not from the arguments Zun passed.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
-import docker
 import pytest
 from unit.api.apptesting import config_overrides
 
@@ -21,9 +19,6 @@ from zun.runtime.docker import spec
 from zun.runtime.docker.driver import DockerDriver
 
 pytestmark = pytest.mark.docker
-
-RUN_LABEL = "zun.test.run"
-RUN_ID = "hardening-" + uuid.uuid4().hex[:10]
 
 # Linux capability numbers (linux/capability.h).
 CAP_NUMBERS = {
@@ -40,42 +35,18 @@ DOCUMENTED_KEPT = {"CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "NET_BIND_SERVICE"
                    "SETUID"}
 
 
-@pytest.fixture(scope="module")
-def driver(docker_client: Any) -> Iterator[DockerDriver]:
-    drv = DockerDriver()
-    yield drv
-    drv.close()
-
-
 @pytest.fixture
-def running(driver: DockerDriver, busybox_image: str) -> Iterator[Callable[..., SimpleNamespace]]:
-    made: list[SimpleNamespace] = []
+def running(driver: DockerDriver, rows: Callable[..., SimpleNamespace], busybox_image: str
+            ) -> Callable[..., SimpleNamespace]:
+    """Factory of rows whose engine containers are made and started (removed by ``rows``)."""
 
     def make(**overrides: Any) -> SimpleNamespace:
-        values: dict[str, Any] = {
-            "uuid": str(uuid.uuid4()), "name": "zun-hardening-" + uuid.uuid4().hex[:8],
-            "image": busybox_image, "command": ["sleep", "300"], "entrypoint": None,
-            "cpu": None, "memory": None, "workdir": None, "labels": {},
-            "environment": {}, "restart_policy": None, "interactive": False, "tty": False,
-            "hostname": None, "runtime": None, "auto_remove": False, "privileged": False,
-            "healthcheck": None, "exposed_ports": None, "cpu_policy": None, "cpuset": None,
-            "container_id": None, "status": consts.CREATING, "status_reason": None,
-            "status_detail": None, "task_state": None,
-        }
-        values.update(overrides)
-        values["labels"] = {**(values["labels"] or {}), RUN_LABEL: RUN_ID}
-        row = SimpleNamespace(**values)
-        made.append(row)
+        row = rows(**overrides)
         driver.create(row, busybox_image)
         driver.start(row)
         return row
 
-    yield make
-    for row in made:
-        try:
-            driver.client.remove_container(spec.engine_name(row.uuid), force=True, v=True)
-        except docker.errors.NotFound:
-            pass
+    return make
 
 
 def _run(driver: DockerDriver, row: SimpleNamespace, *argv: str) -> dict[str, Any]:
