@@ -29,14 +29,11 @@ from keystoneauth1 import session as ks_session
 from keystoneauth1.identity import v3
 from oslo_config import cfg
 
-from zun.common import exception
+from zun.common import exception, service_catalog
 
 DOCKER_FORMAT = "docker"
 _CHUNK = 1024 * 1024
 # Interface names of [glance_client]/endpoint_type (publicURL...) as keystoneauth wants them.
-_INTERFACES = {"publicURL": "public", "internalURL": "internal", "adminURL": "admin"}
-
-
 @dataclass(frozen=True)
 class GlanceImage:
     id: str
@@ -163,8 +160,7 @@ class GlanceClient:
                     raise exception.GlanceUnavailable(
                         reason=f"[glance_client]/api_version {group.api_version} is not "
                                "supported: Zun speaks the Glance image API v2")
-                options["interface"] = _INTERFACES.get(group.endpoint_type,
-                                                       group.endpoint_type)
+                options["interface"] = service_catalog.interface(group.endpoint_type)
                 options["region_name"] = group.region_name
             try:
                 url = self._session.get_endpoint(**options)
@@ -189,15 +185,7 @@ class GlanceClient:
         as in the original's glanceclient."""
         if self._conf is None:
             return {}
-        group = self._conf.glance_client
-        tls: dict[str, Any] = {}
-        if group.insecure:
-            tls["verify"] = False
-        elif group.ca_file:
-            tls["verify"] = group.ca_file
-        if group.cert_file:
-            tls["cert"] = (group.cert_file, group.key_file) if group.key_file else group.cert_file
-        return tls
+        return service_catalog.tls_options(self._conf.glance_client)
 
     def _request(self, method: str, path: str, **kwargs: Any) -> Any:
         kwargs.setdefault("raise_exc", False)

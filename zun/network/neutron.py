@@ -28,10 +28,9 @@ from keystoneauth1 import session as ks_session
 from keystoneauth1.identity import v3
 from oslo_config import cfg
 
-from zun.common import exception
+from zun.common import exception, service_catalog
 
 # Interface names of [neutron_client]/endpoint_type (publicURL...) as keystoneauth wants them.
-_INTERFACES = {"publicURL": "public", "internalURL": "internal", "adminURL": "admin"}
 TIMEOUT = 30
 
 
@@ -127,7 +126,7 @@ class NeutronClient:
             options: dict[str, Any] = {"service_type": "network"}
             if self._conf is not None:
                 group = self._conf.neutron_client
-                options["interface"] = _INTERFACES.get(group.endpoint_type, group.endpoint_type)
+                options["interface"] = service_catalog.interface(group.endpoint_type)
                 options["region_name"] = group.region_name
             try:
                 url = self._session.get_endpoint(**options)
@@ -147,12 +146,19 @@ class NeutronClient:
             self._endpoint = url.rstrip("/")
         return self._endpoint
 
+    def _tls(self) -> dict[str, Any]:
+        """[neutron_client]'s ca_file, cert_file, key_file and insecure for the requests to
+        Neutron (the session's own TLS settings are Keystone's)."""
+        if self._conf is None:
+            return {}
+        return service_catalog.tls_options(self._conf.neutron_client)
+
     def _call(self, method: str, path: str, not_found: exception.ZunException | None = None,
               **kwargs: Any) -> Any:
         url = f"{self.endpoint()}/v2.0/{path}"
         try:
             resp = self._session.request(url, method, raise_exc=False, timeout=TIMEOUT,
-                                         **kwargs)
+                                         **self._tls(), **kwargs)
         except (ks_exc.ConnectionError, ks_exc.EndpointNotFound, ks_exc.AuthorizationFailure,
                 ks_exc.DiscoveryFailure) as exc:
             raise exception.NeutronUnavailable(reason=str(exc)) from exc

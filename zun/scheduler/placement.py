@@ -38,7 +38,7 @@ from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
 from keystoneauth1 import session as ks_session
 
-from zun.common import exception
+from zun.common import exception, service_catalog
 from zun.conf import CONF
 
 LOG = logging.getLogger(__name__)
@@ -51,9 +51,6 @@ DISABLED_TRAIT = "CUSTOM_ZUN_COMPUTE_STATUS_DISABLED"
 # Bounded retries of a write that lost a generation race to a concurrent writer.
 GENERATION_RETRIES = 4
 DEFAULT_TIMEOUT = 30.0
-_INTERFACES = {"publicURL": "public", "internalURL": "internal", "adminURL": "admin"}
-
-
 def enabled() -> bool:
     return bool(CONF.scheduler.use_placement)
 
@@ -118,12 +115,9 @@ def _session() -> ks_session.Session:
     except Exception as exc:  # noqa: BLE001 - keystoneauth raises several kinds here
         raise _unavailable("zun's service credentials ([keystone_auth]) are unusable",
                            exc) from exc
-    group = CONF.placement_client
-    if group.ca_file or group.cert_file or group.insecure:
-        verify: bool | str = False if group.insecure else (group.ca_file or True)
-        cert = (group.cert_file, group.key_file) if group.cert_file and group.key_file \
-            else group.cert_file
-        return ks_session.Session(auth=auth, verify=verify, cert=cert,
+    tls = service_catalog.tls_options(CONF.placement_client)
+    if tls:
+        return ks_session.Session(auth=auth, verify=tls.get("verify", True), cert=tls.get("cert"),
                                   timeout=CONF.keystone_auth.timeout or DEFAULT_TIMEOUT)
     sess = ks_loading.load_session_from_conf_options(CONF, "keystone_auth", auth=auth)
     if sess.timeout is None:
@@ -158,7 +152,7 @@ class PlacementClient:
             group = CONF.placement_client
             self._adapter = ks_adapter.Adapter(
                 self._session or _session(), service_type="placement",
-                interface=_INTERFACES.get(group.endpoint_type, group.endpoint_type),
+                interface=service_catalog.interface(group.endpoint_type),
                 region_name=group.region_name,
                 endpoint_override=self._endpoint_override or group.endpoint_override,
                 default_microversion=MICROVERSION, raise_exc=False)
