@@ -23,7 +23,7 @@ apt_updated=0
 apt_install() {
     [[ $(id -u) -eq 0 ]] || die "need root to apt-get install $*"
     if [[ $apt_updated -eq 0 ]]; then
-        apt-get update -q
+        apt-get -o DPkg::Lock::Timeout=600 update -q
         apt_updated=1
     fi
     # Package scripts must not try to start services (no init system to hand them to); the
@@ -35,7 +35,7 @@ apt_install() {
         own_policy=1
     fi
     local rc=0
-    apt-get install -y -q "$@" || rc=$?
+    apt-get -o DPkg::Lock::Timeout=600 install -y -q "$@" || rc=$?
     if [[ $own_policy -eq 1 ]]; then rm -f /usr/sbin/policy-rc.d; fi
     [[ $rc -eq 0 ]] || die "apt-get install $* failed (exit $rc)"
 }

@@ -101,11 +101,11 @@ install_debian() {
     fi
     log "installing openvswitch-switch and ethtool from Debian"
     mkdir -p "$LOGS"
-    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q openvswitch-switch ethtool \
+    if ! DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q openvswitch-switch ethtool \
             >>"$LOGS/install.log" 2>&1; then
-        run "apt-get update" "$LOGS/install.log" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+        run "apt-get update" "$LOGS/install.log" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update -q
         run "apt-get install openvswitch-switch ethtool" "$LOGS/install.log" \
-            env DEBIAN_FRONTEND=noninteractive apt-get install -y -q openvswitch-switch ethtool
+            env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q openvswitch-switch ethtool
     fi
 }
 

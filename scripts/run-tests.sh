@@ -72,7 +72,7 @@ apt_install() {
         chmod +x /usr/sbin/policy-rc.d
         own_policy=1
     fi
-    { apt-get update -q && apt-get install -y -q "$@"; } >>"$apt_log" 2>&1 || rc=$?
+    { apt-get -o DPkg::Lock::Timeout=600 update -q && apt-get -o DPkg::Lock::Timeout=600 install -y -q "$@"; } >>"$apt_log" 2>&1 || rc=$?
     if [[ $own_policy -eq 1 ]]; then rm -f /usr/sbin/policy-rc.d; fi
     [[ $rc -eq 0 ]] || fail "apt-get install $* exited $rc" "$apt_log"
 }

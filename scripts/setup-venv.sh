@@ -37,8 +37,8 @@ if [[ ! -x "$VENV/bin/python" ]]; then
     # Debian ships the venv/ensurepip modules in a separate package.
     if ! "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null; then
         log "python venv support missing, installing python3-venv"
-        DEBIAN_FRONTEND=noninteractive apt-get update -q
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv
+        DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update -q
+        DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q python3-venv
     fi
     log "creating $VENV"
     "$PYTHON" -m venv "$VENV"
