@@ -13,7 +13,7 @@ containers (10% in the member's project):
    columns and rows plus ``json.dumps`` with the API's separators (CPU of this process,
    ``time.process_time``). The admin page is measured a second time with every JSON value of
    every row changed before each request (an UPDATE from this process, the server idle
-   meanwhile): the list view's memo of encoded values cannot help then.
+   meanwhile; texts in the canonical form the models write): nothing seen before.
 2. **Scaling.** ``zun-api`` with 2 workers: requests/s of the admin page and of show over
    ``--seconds`` with 1 client, then 8 clients (each its own keep-alive connection).
 3. **Table size.** The table grows to ``--grow`` rows (raw multi-row INSERTs); the admin page
@@ -65,10 +65,14 @@ class Api:
             "[DEFAULT]\ntransport_url = fake://\n"
             f"[database]\nconnection = {db_url}\n"
             f"[api]\nauth_strategy = noauth\nhost_ip = 127.0.0.1\nport = {self.port}\n"
-            f"workers = {workers}\n")
+            f"workers = {workers}\n"
+        )
         self.log = tmp / f"api-{workers}.log"
-        self.proc = subprocess.Popen([str(BIN / "zun-api"), "--config-file", str(config)],
-                                     stdout=subprocess.DEVNULL, stderr=self.log.open("wb"))
+        self.proc = subprocess.Popen(
+            [str(BIN / "zun-api"), "--config-file", str(config)],
+            stdout=subprocess.DEVNULL,
+            stderr=self.log.open("wb"),
+        )
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             try:
@@ -124,9 +128,14 @@ def _get(conn: http.client.HTTPConnection, path: str, headers: dict[str, str]) -
     return body
 
 
-def server_cpu_ms(api: Api, conn: http.client.HTTPConnection, path: str,
-                  headers: dict[str, str], runs: int,
-                  before_each: Callable[[int], None] | None = None) -> float:
+def server_cpu_ms(
+    api: Api,
+    conn: http.client.HTTPConnection,
+    path: str,
+    headers: dict[str, str],
+    runs: int,
+    before_each: Callable[[int], None] | None = None,
+) -> float:
     """The server's CPU per request; ``before_each(n)`` runs before each request, in this
     process (the server is idle meanwhile)."""
     _get(conn, path, headers)
@@ -138,16 +147,19 @@ def server_cpu_ms(api: Api, conn: http.client.HTTPConnection, path: str,
     return (api.cpu() - before) / runs * 1000
 
 
-# Every JSON column of every row gets a value no earlier request saw: the list view's memo of
-# encoded JSON values (zun/api/views/containers.py) cannot help, as on a first read.
+# Every JSON column of every row gets a value no earlier request saw, in the canonical form the
+# models write (zun.db.types.canonical), of the populated values' length (a first read: no
+# cache of encoded values could help; the view splices stored texts since 8d2e6f1a4c57).
 _FRESH_JSON = {
     "command": "CONCAT('[\"sleep\",\"', id, '.', {n}, '\"]')",
     "entrypoint": "CONCAT('[\"/bin/sh\",\"-c', {n}, '\"]')",
-    "environment": "CONCAT('{{\"A\":\"', id, '\",\"B\":\"', {n}, '\"}}')",
-    "labels": "CONCAT('{{\"app\":\"bench\",\"n\":\"', id, '.', {n}, '\"}}')",
+    "environment": 'CONCAT(\'{{"A":"\', id, \'","B":"\', {n}, \'"}}\')',
+    "labels": 'CONCAT(\'{{"app":"bench","n":"\', id, \'.\', {n}, \'"}}\')',
     "ports": "CONCAT('[80,', {n}, ']')",
-    "addresses": "REPLACE(addresses, '\"version\"', CONCAT('\"v', {n}, '\":0,\"version\"'))",
-    "restart_policy": "CONCAT('{{\"Name\":\"no\",\"MaximumRetryCount\":\"', {n}, '\"}}')",
+    "addresses": 'CONCAT(\'{{"zun-net":[{{"addr":"10.0.\', id % 250, \'.\', {n} % 250, '
+    '\'","version":4,"port":"\', MD5(CONCAT(id, \'.\', {n})), '
+    '\'","subnet_id":"\', MD5({n}), \'","preserve_on_delete":false}}]}}\')',
+    "restart_policy": 'CONCAT(\'{{"Name":"no","MaximumRetryCount":"\', {n}, \'"}}\')',
     "security_groups": "CONCAT('[\"default\",\"sg-', id, '.', {n}, '\"]')",
     "healthcheck": "CONCAT('{{\"test\":\"true ', id, '.', {n}, '\"}}')",
 }
@@ -158,6 +170,7 @@ def fresh_json_values(raw: Any) -> Callable[[int], None]:
         sets = ", ".join(f"{col} = {expr.format(n=n + 1)}" for col, expr in _FRESH_JSON.items())
         with raw.cursor() as cur:
             cur.execute(f"UPDATE container SET {sets}")
+
     return change
 
 
@@ -172,15 +185,18 @@ def floor_once(conn: Any, rows: int, where: str = "") -> None:
     import pymysql
 
     with conn.cursor(pymysql.cursors.DictCursor) as cur:
-        cur.execute(f"SELECT {', '.join(base.FLOOR_COLUMNS)} FROM container "
-                    f"WHERE container_type = 0 {where} ORDER BY id LIMIT {rows}")
+        cur.execute(
+            f"SELECT {', '.join(base.FLOOR_COLUMNS)} FROM container "
+            f"WHERE container_type = 0 {where} ORDER BY id LIMIT {rows}"
+        )
         result = cur.fetchall()
     # The separators of the API's list answers (no optional spaces).
     json.dumps({"containers": result}, default=str, separators=(",", ":"))
 
 
-def throughput(port: int, path: str, headers: dict[str, str], clients: int,
-               seconds: float) -> float:
+def throughput(
+    port: int, path: str, headers: dict[str, str], clients: int, seconds: float
+) -> float:
     done = [0] * clients
     stop = threading.Event()
 
@@ -216,7 +232,8 @@ def grow(total: int) -> None:
             batch = min(count, total - count)
             conn.exec_driver_sql(
                 f"INSERT INTO container (uuid, {', '.join(cols)}) "
-                f"SELECT UUID(), {', '.join(cols)} FROM container ORDER BY id LIMIT {batch}")
+                f"SELECT UUID(), {', '.join(cols)} FROM container ORDER BY id LIMIT {batch}"
+            )
             count += batch
 
 
@@ -293,19 +310,28 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.rounds):
             for kind, (path, headers, runs) in kinds.items():
                 samples[kind].append(server_cpu_ms(one, conn, path, headers, runs))
-            samples[cold].append(server_cpu_ms(one, conn, admin_page, base.ADMIN_HEADERS,
-                                               max(5, args.runs // 6), fresh_json_values(raw)))
+            samples[cold].append(
+                server_cpu_ms(
+                    one,
+                    conn,
+                    admin_page,
+                    base.ADMIN_HEADERS,
+                    max(5, args.runs // 6),
+                    fresh_json_values(raw),
+                )
+            )
             samples["floor: SELECT 1000 + json"].append(floor_cpu_ms(raw, 1000, 10))
-        print(f"load average at start {load0:.1f} on {os.cpu_count()} CPUs; "
-              f"{args.rows} rows; medians of {args.rounds} alternated rounds")
+        print(
+            f"load average at start {load0:.1f} on {os.cpu_count()} CPUs; "
+            f"{args.rows} rows; medians of {args.rounds} alternated rounds"
+        )
         print("\nserver CPU per request (zun-api, 1 worker):")
         for kind, values in samples.items():
             print(f"  {kind:<28} {statistics.median(values):8.2f} ms")
         page = statistics.median(samples["admin page of 1000"])
         floor = statistics.median(samples["floor: SELECT 1000 + json"])
         print(f"  admin page / floor           {page / floor:8.2f}  (target <= 1.3)")
-        print(f"  the same, JSON values new    "
-              f"{statistics.median(samples[cold]) / floor:8.2f}")
+        print(f"  the same, JSON values new    {statistics.median(samples[cold]) / floor:8.2f}")
         conn.close()
         one.stop()
         apis.remove(one)
@@ -321,10 +347,13 @@ def main(argv: list[str] | None = None) -> int:
                     c1.append(throughput(two.port, path, headers, 1, args.seconds))
                     c8.append(throughput(two.port, path, headers, 8, args.seconds))
                 r1, r8 = statistics.median(c1), statistics.median(c8)
-                print(f"  {kind:<28} C=1 {r1:7.1f}  C=8 {r8:7.1f}  ratio {r8 / r1:5.2f} "
-                      "(target >= 1.7)")
-            print(f"  RSS of the parent and workers: "
-                  f"{', '.join(f'{v:.0f}' for v in two.rss_mb())} MB")
+                print(
+                    f"  {kind:<28} C=1 {r1:7.1f}  C=8 {r8:7.1f}  ratio {r8 / r1:5.2f} "
+                    "(target >= 1.7)"
+                )
+            print(
+                f"  RSS of the parent and workers: {', '.join(f'{v:.0f}' for v in two.rss_mb())} MB"
+            )
             two.stop()
             apis.remove(two)
 
@@ -340,22 +369,32 @@ def main(argv: list[str] | None = None) -> int:
             }
             for kind, (path, headers, runs) in sized.items():
                 small[kind] = statistics.median(
-                    server_cpu_ms(one, conn, path, headers, runs) for _ in range(args.rounds))
+                    server_cpu_ms(one, conn, path, headers, runs) for _ in range(args.rounds)
+                )
             grow(args.grow)
             big = {}
             for kind, (path, headers, runs) in sized.items():
                 big[kind] = statistics.median(
-                    server_cpu_ms(one, conn, path, headers, runs) for _ in range(args.rounds))
-            mid = json.loads(_get(conn, f"/v1/containers?all_projects=1&limit=1&marker="
-                                        f"{uuids[-1]}", base.ADMIN_HEADERS))
+                    server_cpu_ms(one, conn, path, headers, runs) for _ in range(args.rounds)
+                )
+            mid = json.loads(
+                _get(
+                    conn,
+                    f"/v1/containers?all_projects=1&limit=1&marker={uuids[-1]}",
+                    base.ADMIN_HEADERS,
+                )
+            )
             marker = mid["containers"][0]["uuid"]
-            deep = statistics.median(server_cpu_ms(
-                one, conn, f"{admin_page}&marker={marker}", base.ADMIN_HEADERS, 5)
-                for _ in range(args.rounds))
+            deep = statistics.median(
+                server_cpu_ms(one, conn, f"{admin_page}&marker={marker}", base.ADMIN_HEADERS, 5)
+                for _ in range(args.rounds)
+            )
             print(f"\nserver CPU per request, {args.rows} rows -> {args.grow} rows:")
             for kind in sized:
-                print(f"  {kind:<28} {small[kind]:8.2f} -> {big[kind]:8.2f} ms  "
-                      f"ratio {big[kind] / small[kind]:5.2f}")
+                print(
+                    f"  {kind:<28} {small[kind]:8.2f} -> {big[kind]:8.2f} ms  "
+                    f"ratio {big[kind] / small[kind]:5.2f}"
+                )
             print(f"  admin page after a marker     {deep:8.2f} ms (at {args.grow} rows)")
             conn.close()
         raw.close()

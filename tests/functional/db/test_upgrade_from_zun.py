@@ -22,9 +22,13 @@ from _db_schema_dump import (
 )
 from oslo_db import exception as db_exc
 from sqlalchemy.orm import selectinload
+from unit.api.apptesting import init_config
 
+from zun.api.views import containers as views
+from zun.common.context import RequestContext
 from zun.db import engine as db_engine
-from zun.db import migration, models
+from zun.db import migration, models, paging
+from zun.db.queries import containers as container_q
 
 pytestmark = pytest.mark.mariadb
 
@@ -307,3 +311,55 @@ def test_models_write_to_an_upgraded_database(zun_db: str) -> None:
         execs = session.scalars(sa.select(models.ExecInstance)).all()
     assert sorted(left) == sorted([CAPSULE_UUID, PLAIN_UUID])
     assert actions == [] and events == [] and execs == []
+
+
+def test_zun_json_texts_become_what_the_api_writes(zun_db: str) -> None:
+    """Zun's ", " separators are rewritten (migration 8d2e6f1a4c57): the list puts stored
+    texts into its answer undecoded, and that answer is the decoded view's, byte for byte."""
+    migration.upgrade("head", url=zun_db)
+    db_engine.set_engine(db_engine.create_engine(zun_db))
+    names = [
+        "command",
+        "entrypoint",
+        "environment",
+        "labels",
+        "annotations",
+        "addresses",
+        "ports",
+        "security_groups",
+        "healthcheck",
+        "exposed_ports",
+        "cpuset",
+        "restart_policy",
+    ]
+    with db_engine.transaction(readonly=True) as session:
+        stored = session.execute(
+            sa.select(
+                models.Container.uuid,
+                *(sa.type_coerce(getattr(models.Container, n), sa.Text) for n in names),
+            )
+        ).all()
+    texts = {row[0]: dict(zip(names, row[1:], strict=True)) for row in stored}
+    assert texts[MEMBER_UUID]["command"] == '["nginx","-g","daemon off;"]'
+    assert texts[MEMBER_UUID]["healthcheck"] == (
+        '{"test":"curl localhost","interval":10,"retries":3,"timeout":5}'
+    )
+    assert texts[CAPSULE_UUID]["labels"] == '{"app":"web"}'
+    assert texts[PLAIN_UUID]["labels"] is None
+    for row in texts.values():
+        for text in row.values():
+            assert text is None or text == json.dumps(json.loads(text), separators=(",", ":"))
+
+    init_config()
+    with db_engine.transaction() as session:  # node-1 up: its rows go through the encoder
+        now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+        session.execute(sa.update(models.ZunService).values(last_seen_up=now))
+    context = RequestContext(user_id="u1", project_id="p1", roles=["admin"], is_admin=True)
+    page = paging.Page(limit=10, marker=None, sort_key="id", sort_dir="asc", resource_url=None)
+    with db_engine.transaction(readonly=True) as session:
+        rows = container_q.list_for_view(session, context, all_projects=True, filters={}, page=page)
+        decoded = [container_q.get_view_row(session, row[0]) for row in rows]
+    assert {row[0] for row in rows} == {MEMBER_UUID, PLAIN_UUID}  # not the capsule
+    items, _ = views.encode_page(context, rows)
+    fmt = views.formatter(context)
+    assert items == [json.dumps(fmt(row), separators=(",", ":")) for row in decoded]

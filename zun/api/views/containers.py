@@ -14,15 +14,14 @@ from Zun's database. ``links`` only on single-container answers (or with ``resou
 Lists do not build dicts: :func:`encode_page` writes each item's JSON straight from a row
 whose JSON columns are still the stored text, the bytes ``json.dumps(view,
 separators=(",", ":"))`` gives for the dict (tests/unit/api/views/test_containers_encode.py
-holds it to that). The plain values go through the json module's C encoder as one dict, the
-JSON columns and defaults come from a memo keyed by the stored text (a page asked again, or
-rows with the same labels, environment, command..., decode and encode nothing), the dates
-are formatted in place.
+holds it to that). The plain values go through the json module's C encoder as one dict; a JSON
+column's stored text is canonical (zun.db.types), i.e. already the bytes its value encodes
+to, so it is spliced in as it is (the default when it is empty), never decoded; the dates are
+formatted in place.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from json.encoder import encode_basestring_ascii
 from typing import Any
@@ -35,12 +34,42 @@ from zun.db import types
 from zun.db.queries.containers import JSON_INDEXES, ROW_INDEX, ROW_KEYS, decode_json_columns
 
 VIEW_KEYS: tuple[str, ...] = (
-    "uuid", "name", "image", "project_id", "user_id", "command", "entrypoint", "status",
-    "status_reason", "status_detail", "task_state", "cpu", "memory", "disk", "cpu_policy",
-    "environment", "labels", "workdir", "hostname", "ports", "addresses", "restart_policy",
-    "interactive", "tty", "auto_remove", "auto_heal", "image_driver", "security_groups",
-    "healthcheck", "registry_id", "created_at", "updated_at", "host", "image_pull_policy",
-    "privileged", "runtime",
+    "uuid",
+    "name",
+    "image",
+    "project_id",
+    "user_id",
+    "command",
+    "entrypoint",
+    "status",
+    "status_reason",
+    "status_detail",
+    "task_state",
+    "cpu",
+    "memory",
+    "disk",
+    "cpu_policy",
+    "environment",
+    "labels",
+    "workdir",
+    "hostname",
+    "ports",
+    "addresses",
+    "restart_policy",
+    "interactive",
+    "tty",
+    "auto_remove",
+    "auto_heal",
+    "image_driver",
+    "security_groups",
+    "healthcheck",
+    "registry_id",
+    "created_at",
+    "updated_at",
+    "host",
+    "image_pull_policy",
+    "privileged",
+    "runtime",
 )
 
 FIELD_RULE_PREFIX = "container:get_one"
@@ -48,9 +77,17 @@ FIELD_RULE_PREFIX = "container:get_one"
 # Keys whose empty (NULL or falsy) value is shown as a default. The defaults are shared
 # between rows: views are serialized at once and never mutated.
 _DEFAULTS: dict[str, Any] = {
-    "disk": 0, "cpu_policy": consts.CPU_POLICY_SHARED,
-    "environment": {}, "labels": {}, "addresses": {}, "restart_policy": {}, "healthcheck": {},
-    "command": [], "entrypoint": [], "ports": [], "security_groups": [],
+    "disk": 0,
+    "cpu_policy": consts.CPU_POLICY_SHARED,
+    "environment": {},
+    "labels": {},
+    "addresses": {},
+    "restart_policy": {},
+    "healthcheck": {},
+    "command": [],
+    "entrypoint": [],
+    "ports": [],
+    "security_groups": [],
 }
 _DATES = frozenset({"created_at", "updated_at"})
 _SOURCE = {"registry_id": "registry_uuid"}
@@ -58,8 +95,9 @@ _SOURCE = {"registry_id": "registry_uuid"}
 Row = Sequence[Any]
 
 
-def _plan(visible: Sequence[str]) -> tuple[list[tuple[str, int]], list[tuple[str, int, Any]],
-                                            list[tuple[str, int]]]:
+def _plan(
+    visible: Sequence[str],
+) -> tuple[list[tuple[str, int]], list[tuple[str, int, Any]], list[tuple[str, int]]]:
     plain, defaulted, dates = [], [], []
     for key in visible:
         index = ROW_INDEX[_SOURCE.get(key, key)]
@@ -91,8 +129,10 @@ def _builder(visible: Sequence[str], link_base: str | None) -> Callable[[Row], d
     return build
 
 
-def formatter(context: RequestContext, link_base: str | None = None,
-              ) -> Callable[[Row], dict[str, Any]]:
+def formatter(
+    context: RequestContext,
+    link_base: str | None = None,
+) -> Callable[[Row], dict[str, Any]]:
     """A row -> view function for this caller; ``link_base`` adds ``links`` to each item.
 
     The field rules are evaluated here, once. Only a deployment whose policy makes them depend
@@ -104,8 +144,10 @@ def formatter(context: RequestContext, link_base: str | None = None,
     return _builder([k for k in VIEW_KEYS if k not in hidden], link_base)
 
 
-def _per_row_formatter(context: RequestContext, link_base: str | None,
-                       ) -> Callable[[Row], dict[str, Any]]:
+def _per_row_formatter(
+    context: RequestContext,
+    link_base: str | None,
+) -> Callable[[Row], dict[str, Any]]:
     project_index, user_index = ROW_INDEX["project_id"], ROW_INDEX["user_id"]
     builders: dict[frozenset[str], Callable[[Row], dict[str, Any]]] = {}
 
@@ -114,8 +156,9 @@ def _per_row_formatter(context: RequestContext, link_base: str | None,
         hidden = policy.hidden_fields(context, FIELD_RULE_PREFIX, VIEW_KEYS, target)
         build = builders.get(hidden)
         if build is None:
-            build = builders[hidden] = _builder([k for k in VIEW_KEYS if k not in hidden],
-                                                link_base)
+            build = builders[hidden] = _builder(
+                [k for k in VIEW_KEYS if k not in hidden], link_base
+            )
         return build(row)
 
     return fmt
@@ -138,8 +181,10 @@ def _unhealthy_hosts(rows: Sequence[Row]) -> Mapping[str, str]:
     return node_health.read_unhealthy(hosts) if hosts else {}
 
 
-def health_marker(rows: Sequence[Row], unhealthy: Mapping[str, str] | None = None,
-                  ) -> Callable[[Row, dict[str, Any]], dict[str, Any]]:
+def health_marker(
+    rows: Sequence[Row],
+    unhealthy: Mapping[str, str] | None = None,
+) -> Callable[[Row, dict[str, Any]], dict[str, Any]]:
     """Marks the views of rows whose host is down or engine-less ``Unknown`` (with why).
 
     One query for the hosts of ``rows``, unless ``unhealthy`` is given already.
@@ -147,52 +192,51 @@ def health_marker(rows: Sequence[Row], unhealthy: Mapping[str, str] | None = Non
     host_index, status_index = ROW_INDEX["host"], ROW_INDEX["status"]
     if unhealthy is None:
         unhealthy = _unhealthy_hosts(rows)
-    return node_health.overlay(lambda row: row[host_index], lambda row: row[status_index],
-                               unhealthy)
+    return node_health.overlay(
+        lambda row: row[host_index], lambda row: row[status_index], unhealthy
+    )
 
 
 # --- lists: rows straight to JSON text -------------------------------------------------------
 
-def _compact_encoder() -> Callable[[Any], str]:
-    """``json.dumps(value, separators=(",", ":"))`` without its two Python layers per call."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:  # not CPython: the same encoder, through its Python layers
-        return json.JSONEncoder(separators=(",", ":")).encode
-    # markers=None only skips the circular-reference check; views have no cycles.
-    chunks = make(None, None, encode_basestring_ascii, None, ":", ",", False, False, True)
-    return lambda value: "".join(chunks(value, 0))
+encode_compact = types.encode_compact
 
-
-encode_compact = _compact_encoder()
-
-# Fragments of the defaulted columns by stored value, one memo per column: the same labels,
-# command or restart policy are decoded and encoded once, not once per row and request.
-# Long texts are not kept; a full memo starts over (a bound, not an LRU: refilling is cheap).
-# 2048 entries hold two pages of 1000 distinct values; at most 384 characters (an address
-# with two networks) each, the 11 memos stay under ~20 MB per process, a few MB in practice.
+# Fragments of the defaulted plain columns (disk, cpu_policy) by stored value, one memo per
+# column: they take few distinct values. A full memo starts over (a bound, not an LRU).
 MEMO_MAX_ENTRIES = 2048
-MEMO_MAX_TEXT = 384
 _memos: dict[int, dict[Any, str]] = {}
 
+# A defaulted column of the item encoder: (row index, the stored values shown as the default,
+# ``,"<key>":``, the default's fragment, then for a plain column its memo and the function
+# that fills it, for a JSON column two Nones).
+_Field = tuple[
+    int, frozenset[Any], str, str, "dict[Any, str] | None", "Callable[[Any], str] | None"
+]
+# The falsy values of plain columns (0 also stands for 0.0, -0.0 and False in a set).
+_EMPTY_VALUES: frozenset[Any] = frozenset({None, 0, ""})
 
-def _fragment_maker(key: str, index: int, default: Any) -> tuple[Callable[[Any], str | None],
-                                                                  Callable[[Any], str]]:
-    """The memo's lookup for column ``index`` (shown as ``key``) and the function that fills
-    it; a fragment is ``,"<key>":<value>``."""
-    memo = _memos.setdefault(index, {})
-    is_json = index in JSON_INDEXES
+
+def _field(key: str, index: int, default: Any) -> _Field:
+    """How column ``index`` (shown as ``key``, ``default`` when empty) becomes its
+    ``,"<key>":<value>`` fragment.
+
+    A JSON column's stored text is canonical (``types.canonical``: the bytes the encoder gives
+    for its value), so a value that is not empty is the text itself, never decoded.
+    """
     prefix = f",{encode_basestring_ascii(key)}:"
+    empty = prefix + encode_compact(default)
+    if index in JSON_INDEXES:
+        return index, types.EMPTY_TEXTS, prefix, empty, None, None
+    memo = _memos.setdefault(index, {})
 
-    def make(stored: Any) -> str:
-        value = types.decode(stored) if is_json else stored
-        fragment = prefix + encode_compact(value or default)
-        if stored is None or not isinstance(stored, str) or len(stored) <= MEMO_MAX_TEXT:
-            if len(memo) >= MEMO_MAX_ENTRIES:
-                memo.clear()  # the same dict: the lookups handed out stay valid
-            memo[stored] = fragment
+    def fill(stored: Any) -> str:
+        fragment = prefix + encode_compact(stored)
+        if len(memo) >= MEMO_MAX_ENTRIES:
+            memo.clear()  # the same dict: the encoders holding it stay valid
+        memo[stored] = fragment
         return fragment
 
-    return memo.get, make
+    return index, _EMPTY_VALUES, prefix, empty, memo, fill
 
 
 def _item_encoder(visible: Sequence[str], link_base: str | None) -> Callable[[Row], str]:
@@ -200,18 +244,28 @@ def _item_encoder(visible: Sequence[str], link_base: str | None) -> Callable[[Ro
     :func:`_builder` puts them."""
     plain, defaulted, dates = _plan(visible)
     uuid_index = ROW_INDEX["uuid"]
-    fields = [(index, *_fragment_maker(key, index, default)) for key, index, default in defaulted]
+    fields = [_field(key, index, default) for key, index, default in defaulted]
     stamps = [(f",{encode_basestring_ascii(key)}:", index) for key, index in dates]
 
     def encode(row: Row) -> str:
-        # Every fragment after the plain values starts with a comma.
-        tail = "".join([get(row[i]) or make(row[i]) for i, get, make in fields])
+        # Every fragment after the plain values starts with a comma. Inline rather than a call
+        # per field: this runs 11 times per row.
+        tail = "".join(
+            [
+                empty
+                if (stored := row[i]) in empties
+                else (prefix + stored if memo is None else memo.get(stored) or fill(stored))
+                for i, empties, prefix, empty, memo, fill in fields
+            ]
+        )
         for prefix, i in stamps:
             value = row[i]
-            tail += prefix + ("null" if value is None else encode_basestring_ascii(str(value)))
+            # str() of a datetime is digits, "-", ":", " " and ".": nothing to escape.
+            tail += prefix + ("null" if value is None else f'"{value}"')
         if link_base is not None:
             tail += ',"links":' + encode_compact(
-                common.links(link_base, "containers", row[uuid_index]))
+                common.links(link_base, "containers", row[uuid_index])
+            )
         if not plain:
             return "{" + tail[1:] + "}"
         # The plain values as one dict through the C encoder, its closing brace dropped.
@@ -220,8 +274,11 @@ def _item_encoder(visible: Sequence[str], link_base: str | None) -> Callable[[Ro
     return encode
 
 
-def encode_page(context: RequestContext, rows: Sequence[Row], link_base: str | None = None,
-                ) -> tuple[list[str], dict[str, Any] | None]:
+def encode_page(
+    context: RequestContext,
+    rows: Sequence[Row],
+    link_base: str | None = None,
+) -> tuple[list[str], dict[str, Any] | None]:
     """The JSON text of each row's view (rows from ``list_for_view``: JSON columns as stored
     text), and the view of the last row as a dict (for the ``next`` link).
 
@@ -248,8 +305,10 @@ def encode_page(context: RequestContext, rows: Sequence[Row], link_base: str | N
     return items, fmt(decode_json_columns(rows[-1]))
 
 
-def _per_row_encoder(context: RequestContext, link_base: str | None,
-                     ) -> Callable[[Row], str]:
+def _per_row_encoder(
+    context: RequestContext,
+    link_base: str | None,
+) -> Callable[[Row], str]:
     project_index, user_index = ROW_INDEX["project_id"], ROW_INDEX["user_id"]
     encoders: dict[frozenset[str], Callable[[Row], str]] = {}
 
@@ -259,7 +318,8 @@ def _per_row_encoder(context: RequestContext, link_base: str | None,
         item_encoder = encoders.get(hidden)
         if item_encoder is None:
             item_encoder = encoders[hidden] = _item_encoder(
-                [k for k in VIEW_KEYS if k not in hidden], link_base)
+                [k for k in VIEW_KEYS if k not in hidden], link_base
+            )
         return item_encoder(row)
 
     return encode
