@@ -4,14 +4,21 @@
 Every name a test makes is unique per run (:func:`unique_name`), and :class:`Neutron` remembers
 what it made so that :meth:`Neutron.cleanup` removes it even when the test failed. The port
 ledger (:meth:`Neutron.port_ids`, :func:`assert_no_port_leaked`) is how fault tests prove that a
-failed create left no port behind.
+failed create left no port behind. :class:`NeutronProxy` and :func:`network_region` put a proxy of
+the test's own (plain, or TLS with the test's CA) between zun and the shared Neutron: stopping it
+makes Neutron unreachable for zun alone.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import socket
+import subprocess
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import openstack_env
@@ -166,3 +173,76 @@ def own_image(docker_client: Any, busybox_image: str, registry: dict[str, str],
     for _ in docker_client.api.push(repo, "v1", stream=True, decode=True):
         pass
     return f"{repo}:v1"
+
+
+# --- Neutron behind a proxy of the test's own -------------------------------------------------
+
+def neutron_target(cloud: openstack_env.OpenStackCloud) -> str:
+    """host:port of the shared Neutron (the public endpoint of the catalog)."""
+    url = cloud.session().get_endpoint(service_type="network", interface="public")
+    return str(url).split("://", 1)[1].split("/", 1)[0]
+
+
+def _wait_listening(port: int, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"socat exited {proc.returncode}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"socat did not listen on {port}")
+
+
+class NeutronProxy:
+    """socat on 127.0.0.1:``port`` forwarding to ``target`` (host:port): plain TCP, or TLS
+    with ``tls`` = socat's OPENSSL-LISTEN options (``cert=...,key=...,verify=0``). stop() ends
+    socat and the connections it forwards, so that zun meets a Neutron that is down (the
+    shared Neutron is never stopped); start() brings it back on the same port."""
+
+    def __init__(self, port: int, target: str, tls: str = "") -> None:
+        self.port = port
+        self.target = target
+        self.tls = tls
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> NeutronProxy:
+        listen = (f"OPENSSL-LISTEN:{self.port},{self.tls}," if self.tls
+                  else f"TCP-LISTEN:{self.port},")
+        self.proc = subprocess.Popen(
+            ["socat", f"{listen}bind=127.0.0.1,reuseaddr,fork", f"TCP:{self.target}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        _wait_listening(self.port, self.proc)
+        return self
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            # socat forks a child per connection, in socat's own process group: zun's
+            # keep-alive connections must break too.
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+
+@contextlib.contextmanager
+def network_region(cloud: openstack_env.OpenStackCloud, url: str,
+                   prefix: str = "zun-test-neutron") -> Iterator[str]:
+    """A Keystone region of the test's own whose one network endpoint is ``url``, for zun's
+    ``[neutron_client]/region_name`` (with ``endpoint_type = internalURL``); its name.
+    The endpoint's interface is ``internal`` so that nobody asking the catalog for the public
+    network endpoint (kuryr, the tests' own Neutron client) meets it. Removed afterwards."""
+    sess = cloud.session()
+    ks = cloud.auth_url.rstrip("/")
+    service = sess.get(f"{ks}/services", params={"type": "network"}).json()["services"][0]
+    region = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    sess.post(f"{ks}/regions", json={"region": {"id": region}})
+    endpoint = sess.post(f"{ks}/endpoints", json={"endpoint": {
+        "service_id": service["id"], "interface": "internal", "region_id": region,
+        "url": url}}).json()["endpoint"]
+    try:
+        yield region
+    finally:
+        sess.delete(f"{ks}/endpoints/{endpoint['id']}", raise_exc=False)
+        sess.delete(f"{ks}/regions/{region}", raise_exc=False)

@@ -159,6 +159,10 @@ class NeutronClient:
         try:
             resp = self._session.request(url, method, raise_exc=False, timeout=TIMEOUT,
                                          **self._tls(), **kwargs)
+        except ks_exc.SSLError as exc:
+            raise exception.NeutronUnavailable(
+                reason="the TLS handshake with Neutron failed (see [neutron_client]/ca_file, "
+                       f"cert_file, key_file, insecure): {exc}") from exc
         except (ks_exc.ConnectionError, ks_exc.EndpointNotFound, ks_exc.AuthorizationFailure,
                 ks_exc.DiscoveryFailure) as exc:
             raise exception.NeutronUnavailable(reason=str(exc)) from exc
