@@ -1,119 +1,118 @@
 """The kuryr network driver in a real zun-all process, with the real Keystone, Neutron, OVS agent
 and kuryr-libnetwork of scripts/openstack-services.sh (``scripts/run-tests.sh -m neutron``).
 
-zun-all runs with the zun.conf sections the script prints (``[keystone_auth]``,
-``[neutron_client]``, ``[network]/driver = kuryr``) and noauth: identity comes from the X-*
-headers, and the user's real token from X-Auth-Token, as keystonemiddleware hands them on.
+zun-all runs with the zun.conf sections the script prints (``[api]/auth_strategy = keystone``,
+``[keystone_authtoken]``, ``[keystone_auth]``, ``[neutron_client]``, ``[network]/driver =
+kuryr``) and is driven by python-zunclient on the user's Keystone session. zun reaches Neutron
+through a proxy of the test's own (e2e/kuryr_support.py), which the Neutron-down test stops.
+The other features have modules of their own: test_kuryr_security_groups_e2e.py,
+test_kuryr_attach_e2e.py, test_kuryr_capsules_e2e.py.
 """
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
-import neutron_support
 import openstack_env
 import pytest
-from e2e.support import ZunAll, http, sweep
+from e2e.kuryr_support import KuryrEnv, kuryr_env, tcp_answer, wait
+from e2e.support import http
 
-pytestmark = pytest.mark.neutron
-
-
-def _wait(predicate: Any, what: str, timeout: float = 90) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
+pytestmark = [pytest.mark.neutron, pytest.mark.e2e]
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory, docker_client: Any, busybox_image: str,
-        registry: dict[str, str],
-        openstack_cloud: openstack_env.OpenStackCloud) -> Iterator[Any]:
-    sections = openstack_env.zun_conf_sections("keystone_auth", "neutron_client", "network")
-    assert sections["network"]["driver"] == "kuryr", sections
-    server = ZunAll(tmp_path_factory.mktemp("zun-all-kuryr"))
-    text = "".join(f"[{name}]\n" + "".join(f"{k} = {v}\n" for k, v in values.items())
-                   for name, values in sections.items())
-    server.config.write_text(server.config.read_text() + text)
-    account = openstack_env.make_account(openstack_cloud, "zun-kuryr-e2e")
-    neutron = neutron_support.Neutron(openstack_cloud)
-    net = neutron.create_network(f"10.250.{250 + uuid.uuid4().int % 5}.0/24",
-                                 project_id=account.project_id)
-    token = openstack_cloud.session(account.username, account.password,
-                                    account.project_name).get_token()
-    headers = {"X-Auth-Token": token, "X-Project-Id": account.project_id,
-               "X-User-Id": account.user_id, "X-Roles": "member"}
-    image = neutron_support.own_image(docker_client, busybox_image, registry, "zun-kuryr-e2e")
-    server.start()
-    try:
-        yield type("Env", (), {"server": server, "neutron": neutron, "net": net["network"],
-                               "headers": headers, "image": image,
-                               "before": neutron.port_ids([net["network"]["id"]])})
-    finally:
-        server.stop()
-        sweep(docker_client, server.host)
-        for docker_net in docker_client.networks.list(names=[net["network"]["id"]]):
-            if docker_net.name == net["network"]["id"]:
-                docker_net.remove()
-        neutron.cleanup([net["network"]["id"]])
-        openstack_env.delete_account(openstack_cloud, account)
-        docker_client.api.remove_image(image)
+def env(
+    tmp_path_factory: pytest.TempPathFactory,
+    docker_client: Any,
+    busybox_image: str,
+    registry: dict[str, str],
+    openstack_cloud: openstack_env.OpenStackCloud,
+) -> Iterator[KuryrEnv]:
+    with kuryr_env(
+        tmp_path_factory,
+        docker_client,
+        busybox_image,
+        registry,
+        openstack_cloud,
+        proxy_port=20301,
+        name="zun-e2e-kuryr",
+    ) as made:
+        yield made
 
 
-def _create(env: Any, **body: Any) -> str:
-    body = {"image": env.image, "command": ["sleep", "600"],
-            "nets": [{"network": env.net["id"]}], **body}
-    status, created = http(env.server, "POST", "/v1/containers?run=true", body, env.headers)
-    assert status == 202, created
-    return str(created["uuid"])
-
-
-def _settled(env: Any, uuid_: str) -> dict[str, Any]:
-    def done() -> Any:
-        status, body = http(env.server, "GET", f"/v1/containers/{uuid_}", None, env.headers)
-        assert status == 200, body
-        return body if body["status"] != "Creating" and body["task_state"] is None else None
-    return dict(_wait(done, f"container {uuid_} settled"))
-
-
-def _delete(env: Any, uuid_: str) -> None:
-    status, body = http(env.server, "DELETE", f"/v1/containers/{uuid_}?stop=true", None,
-                        env.headers)
-    assert status == 204, body
-    _wait(lambda: http(env.server, "GET", f"/v1/containers/{uuid_}", None,
-                       env.headers)[0] == 404, "deleted")
-
-
-def test_containers_on_a_neutron_network(env: Any, docker_client: Any) -> None:
-    server_uuid = _create(env, command=["sh", "-c",
-                                        "while true; do echo e2e | nc -l -p 7000; done"])
-    server = _settled(env, server_uuid)
-    assert server["status"] == "Running", server
-    [addr] = server["addresses"][env.net["id"]]
+def test_containers_on_a_neutron_network(env: KuryrEnv, docker_client: Any) -> None:
+    server = env.running(command=["sh", "-c", "while true; do echo e2e | nc -l -p 7000; done"])
+    [addr] = server.addresses[env.net["id"]]
     port = env.neutron.port(addr["port"])
-    assert port["status"] == "ACTIVE" and port["device_id"] == server_uuid, port
-    client_uuid = _create(env)
-    assert _settled(env, client_uuid)["status"] == "Running"
-    got = docker_client.containers.get(f"zun-{client_uuid}").exec_run(
-        ["nc", "-w", "5", addr["addr"], "7000"])
-    assert got.output.strip() == b"e2e", got
-    for uuid_ in (server_uuid, client_uuid):
-        _delete(env, uuid_)
-    neutron_support.assert_no_port_leaked(env.neutron, [env.net["id"]], env.before)
+    assert port["status"] == "ACTIVE" and port["device_id"] == server.uuid, port
+    assert port["project_id"] == env.account.project_id
+    assert server.project_id == env.account.project_id  # the token's project
+    client = env.running()
+    wait(
+        lambda: tcp_answer(docker_client, client.uuid, addr["addr"], 7000) == b"e2e",
+        "the server answering",
+        timeout=60,
+        interval=1,
+    )
+    for uuid_ in (server.uuid, client.uuid):
+        env.delete(uuid_)
+    env.assert_no_port_leaked()
 
 
-def test_a_failed_create_leaves_no_port(env: Any) -> None:
-    uuid_ = _create(env, command=["/no/such/program"])
-    shown = _settled(env, uuid_)
-    assert shown["status"] == "Error", shown
-    neutron_support.assert_no_port_leaked(env.neutron, [env.net["id"]], env.before)
-    _delete(env, uuid_)
-    status, body = http(env.server, "POST", "/v1/containers", {
-        "image": env.image, "nets": [{"network": str(uuid.uuid4())}]}, env.headers)
+def test_a_failed_create_leaves_no_port(env: KuryrEnv) -> None:
+    uuid_ = env.run(command=["/no/such/program"])
+    shown = env.settled(uuid_)
+    assert shown.status == "Error", shown
+    env.assert_no_port_leaked()
+    env.delete(uuid_)
+    status, body = env.call(
+        "POST", "/v1/containers", {"image": env.image, "nets": [{"network": str(uuid.uuid4())}]}
+    )
     assert (status, body["errors"][0]["code"]) == (404, "container.network-not-found"), body
+    # keystonemiddleware refuses a token Keystone does not know
+    status, body = http(
+        env.server,
+        "POST",
+        "/v1/containers",
+        {"image": env.image, "nets": [{"network": env.net["id"]}]},
+        {"X-Auth-Token": "gAAAAA-not-a-token"},
+    )
+    assert status == 401, body
+    assert [c.uuid for c in env.zun.containers.list()] == []
+
+
+def test_neutron_unreachable(env: KuryrEnv) -> None:
+    """Neutron down (the proxy zun goes through is stopped): a create is 503
+    neutron-unavailable and makes nothing; a delete fails with the reason and keeps the row
+    and the port, and a delete once Neutron is back removes both."""
+    shown = env.running()
+    port_id = env.port_of(shown)
+    env.proxy.stop()
+    try:
+        status, body = env.call(
+            "POST",
+            "/v1/containers?run=true",
+            {"image": env.image, "nets": [{"network": env.net["id"]}]},
+        )
+        assert (status, body["errors"][0]["code"]) == (503, "container.neutron-unavailable"), body
+        assert "Neutron" in body["errors"][0]["detail"], body
+        status, body = env.call(
+            "POST", f"/v1/containers/{shown.uuid}/network_attach?network={env.net['id']}"
+        )
+        assert (status, body["errors"][0]["code"]) == (503, "container.neutron-unavailable"), body
+        env.zun.containers.delete(shown.uuid, stop=True)
+        failed = env.settled(shown.uuid)
+        assert failed.status == "Error" and "Neutron" in failed.status_reason, (
+            failed.status,
+            failed.status_reason,
+        )
+        assert env.neutron.port(port_id) is not None
+        assert [c.uuid for c in env.zun.containers.list()] == [shown.uuid]
+    finally:
+        env.proxy.start()
+    env.delete(shown.uuid)
+    assert env.neutron.port(port_id) is None
+    env.assert_no_port_leaked()
