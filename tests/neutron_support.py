@@ -23,6 +23,8 @@ from typing import Any
 
 import openstack_env
 
+ZUN_POOL_PREFIX = "zun-pool-"  # zun.network.kuryr_networks.POOL_PREFIX (tests keep their facts)
+
 
 def unique_name(kind: str) -> str:
     return f"zun-kuryr-{kind}-{uuid.uuid4().hex[:8]}"
@@ -135,9 +137,26 @@ class Neutron:
 
     # --- cleanup ----------------------------------------------------------------------------
 
+    def subnetpools(self, **filters: Any) -> list[dict[str, Any]]:
+        return list(self._get("subnetpools", **filters)["subnetpools"])
+
+    def zun_pools(self, network_ids: Iterable[str]) -> list[dict[str, Any]]:
+        """Zun's per-node IPAM pools of the subnets of these networks (``zun-pool-<subnet
+        id>-<host>``, zun/network/kuryr_networks.py)."""
+        prefixes = tuple(f"{ZUN_POOL_PREFIX}{subnet['id']}-" for net in network_ids
+                         for subnet in self._get("subnets", network_id=net)["subnets"])
+        if not prefixes:
+            return []
+        return [p for p in self.subnetpools() if str(p.get("name", "")).startswith(prefixes)]
+
     def cleanup(self, network_ids: Iterable[str] = ()) -> None:
         """Remove what this client made, plus every port left on ``network_ids`` (a test that
-        failed half-way may leave Zun's ports there), networks last."""
+        failed half-way may leave Zun's ports there) and Zun's IPAM pools of their subnets (a
+        test that removed a Docker network itself leaves them), networks last."""
+        network_ids = list(network_ids)
+        made_nets = [ident for kind, ident in self._made if kind == "networks"]
+        for pool in self.zun_pools(dict.fromkeys([*network_ids, *made_nets])):
+            self.delete("subnetpools", pool["id"])
         for net in network_ids:
             for port in self.ports(network_id=net):
                 self.delete("ports", port["id"])

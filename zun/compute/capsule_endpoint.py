@@ -66,7 +66,7 @@ from zun.image import docker_driver as image_driver
 from zun.image import policy as image_policy
 from zun.image.service import ImageService
 from zun.network import addresses as net_addresses
-from zun.network import docker_network, kuryr_network, mode
+from zun.network import docker_network, kuryr_network, kuryr_networks, mode
 from zun.network import neutron as neutron_api
 from zun.runtime.contract import ContainerRuntime
 from zun.runtime.docker import spec as spec_mod
@@ -350,7 +350,8 @@ class CapsuleEndpoint(NodePlumbing):
             neutron, capsule.uuid, capsule.project_id,
             {"network": network["id"], "preserve_on_delete": False}, groups, taken)
         net_id = str(port["network_id"])
-        kuryr_network.ensure_docker_network(self.driver.engine, neutron, net_id)
+        kuryr_networks.ensure(self.driver.engine, neutron, net_id, kuryr_networks.Owner(
+            self.host, capsule.project_id, capsule.user_id))
         addrs = kuryr_network.addresses_of(port, False)
         built.addresses = {net_id: addrs}
         return {"network_mode": net_id, "endpoints": {net_id: kuryr_network.endpoint_of(addrs)},

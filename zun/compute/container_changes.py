@@ -15,7 +15,7 @@ from zun.compute.container_rows import reason_of
 from zun.db.queries import node as node_q
 from zun.network import access as network_access
 from zun.network import addresses as net_addresses
-from zun.network import docker_network, kuryr_network, mode
+from zun.network import docker_network, kuryr_network, kuryr_networks, mode
 from zun.network import neutron as neutron_api
 
 LOG = logging.getLogger(__name__)
@@ -173,7 +173,8 @@ class ContainerChanges(ContainerNodeBase):
                     neutron, row.uuid, row.project_id, request,
                     list(row.security_groups) if row.security_groups else None, taken)
                 network = str(port["network_id"])
-                kuryr_network.ensure_docker_network(client, neutron, network)
+                kuryr_networks.ensure(client, neutron, network, kuryr_networks.Owner(
+                    self.host, row.project_id, row.user_id))
                 addrs = kuryr_network.addresses_of(port,
                                                    bool(request.get("preserve_on_delete")))
                 endpoint = kuryr_network.endpoint_of(addrs)

@@ -19,7 +19,7 @@ from typing import Any
 from zun.common import exception
 from zun.db import engine
 from zun.db.queries import node as node_q
-from zun.network import docker_network, kuryr_network, mode
+from zun.network import docker_network, kuryr_network, kuryr_networks, mode
 from zun.network import neutron as neutron_api
 from zun.volume import local as local_volume
 
@@ -123,7 +123,8 @@ class NodeResources:
             port = kuryr_network.take_port(neutron, row.uuid, row.project_id, request, groups,
                                            taken.neutron)
             net_id = str(port["network_id"])
-            kuryr_network.ensure_docker_network(client, neutron, net_id)
+            kuryr_networks.ensure(client, neutron, net_id, kuryr_networks.Owner(
+                self.host, row.project_id, row.user_id))
             addrs = kuryr_network.addresses_of(port, bool(request.get("preserve_on_delete")))
             addresses[net_id] = addrs
             endpoints[net_id] = kuryr_network.endpoint_of(addrs)

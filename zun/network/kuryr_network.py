@@ -7,7 +7,9 @@ keep working:
   driver and IPAM ``[network]/driver_name`` (``kuryr``); driver options ``neutron.net.uuid``,
   ``neutron.net.shared``, ``neutron.subnet.uuid`` (and ``neutron.subnet.v6.uuid``), IPAM
   options ``neutron.net.shared`` and the subnet uuids, and one IPAM pool per subnet (its CIDR
-  and gateway). kuryr then wraps the existing network and subnets instead of making new ones;
+  and gateway). kuryr then wraps the existing network and subnets instead of making new ones.
+  :mod:`zun.network.kuryr_networks` makes, records and removes them (and adds the node's own
+  Neutron subnet pool to the options);
 * Zun makes the Neutron **port** itself (owner ``compute:kuryr``, device = the container's
   UUID, the container's project, its security groups, the requested fixed IP) and hands its
   addresses to Docker (and, on the first network, its MAC address); kuryr's IPAM finds the port
@@ -37,13 +39,14 @@ import docker
 import docker.errors
 
 from zun.common import exception
-from zun.network import docker_network, mode
+from zun.network import mode
 from zun.network.neutron import NeutronClient
 
 LOG = logging.getLogger(__name__)
 
 DEVICE_OWNER = "compute:kuryr"
 EXPOSED_GROUP_PREFIX = "zun-"
+SUBNET_OPTIONS = {4: "neutron.subnet.uuid", 6: "neutron.subnet.v6.uuid"}
 
 
 @dataclass
@@ -77,7 +80,7 @@ def docker_network_spec(network: Mapping[str, Any],
     options = {"neutron.net.uuid": net_id, "neutron.net.shared": shared}
     ipam_options = {"neutron.net.shared": shared}
     pools = []
-    for subnet, key in ((v4, "neutron.subnet.uuid"), (v6, "neutron.subnet.v6.uuid")):
+    for subnet, key in ((v4, SUBNET_OPTIONS[4]), (v6, SUBNET_OPTIONS[6])):
         if subnet is None:
             continue
         options[key] = subnet["id"]
@@ -90,51 +93,12 @@ def docker_network_spec(network: Mapping[str, Any],
             "ipam": {"Driver": plugin, "Options": ipam_options, "Config": pools}}
 
 
-def _docker_networks_named(client: docker.DockerClient, name: str) -> list[Any]:
+def docker_networks_named(client: docker.DockerClient, name: str) -> list[Any]:
     # The engine's name filter matches substrings: keep exact matches only.
     return [n for n in client.networks.list(names=[name]) if n.name == name]
 
 
-def ensure_docker_network(client: docker.DockerClient, neutron: NeutronClient,
-                          neutron_net_id: str) -> str:
-    """The Docker network of a Neutron network on this engine, made if missing (idempotent,
-    one maker at a time per engine and network); returns its Docker id."""
-    with docker_network._lock_for(client, neutron_net_id):
-        existing = _docker_networks_named(client, neutron_net_id)
-        if existing:
-            return str(existing[0].id)
-        spec = docker_network_spec(neutron.get_network(neutron_net_id),
-                                   neutron.subnets(neutron_net_id))
-        LOG.info("Creating Docker network %s (%s) for Neutron network %s", spec["name"],
-                 spec["driver"], neutron_net_id)
-        try:
-            created = client.api.create_network(
-                spec["name"], driver=spec["driver"], options=spec["options"],
-                ipam=spec["ipam"], enable_ipv6=spec["enable_ipv6"], check_duplicate=True)
-        except docker.errors.APIError as err:
-            raise _engine_error(err) from err
-        return str(created["Id"])
-
-
-def remove_docker_network(client: docker.DockerClient, neutron_net_id: str) -> bool:
-    """Remove the Docker network of a Neutron network; 409 while a container uses it."""
-    with docker_network._lock_for(client, neutron_net_id):
-        nets = _docker_networks_named(client, neutron_net_id)
-        for net in nets:
-            net.reload()
-            if net.attrs.get("Containers"):
-                raise exception.Conflict(
-                    message=f"Network {neutron_net_id} is in use by containers.")
-            try:
-                net.remove()
-            except docker.errors.NotFound:
-                continue
-            except docker.errors.APIError as err:
-                raise _engine_error(err) from err
-        return bool(nets)
-
-
-def _engine_error(err: docker.errors.APIError) -> exception.ZunException:
+def engine_error(err: docker.errors.APIError) -> exception.ZunException:
     words = str(err.explanation or err)
     if err.status_code in (400, 403, 409):
         return exception.Invalid(message=words)

@@ -1,4 +1,4 @@
-"""Neutron's API (v2.0) as Zun uses it: networks, subnets, ports and security groups.
+"""Neutron's API (v2.0) as Zun uses it: networks, subnets, ports, security groups, subnet pools.
 
 Every call goes through a keystoneauth session, as in the original's ``[neutron_client]``:
 
@@ -281,6 +281,23 @@ class NeutronClient:
         if self.ports(network_id=network_id, fixed_ips=f"ip_address={ip}"):
             raise exception.Conflict(
                 message=f"IP address {ip} is already allocated in network {network_id}.")
+
+    # -- subnet pools (the per-node IPAM pools of kuryr's Docker networks) --------------------
+
+    def subnetpools(self, **filters: Any) -> list[dict[str, Any]]:
+        return self._list("subnetpools", **filters)
+
+    def create_subnetpool(self, body: dict[str, Any]) -> dict[str, Any]:
+        return dict(self._call("POST", "subnetpools", json={"subnetpool": body})["subnetpool"])
+
+    def delete_subnetpool(self, pool_id: str) -> bool:
+        """False when it was gone already."""
+        try:
+            self._call("DELETE", f"subnetpools/{pool_id}",
+                       not_found=exception.NotFound(message="gone"))
+        except exception.NotFound:
+            return False
+        return True
 
     # -- security groups -----------------------------------------------------------------------
 

@@ -338,6 +338,75 @@ def test_networks_resource_wraps_a_neutron_network(cloud: Any, api: ApiClient,
                 if n.name == env.net["id"]]
 
 
+def _network_rows(net_id: str) -> list[Any]:
+    from zun.db import engine as db_engine
+    from zun.db.queries import networks as network_q
+
+    with db_engine.transaction(readonly=True) as session:
+        rows = network_q.by_neutron_id(session, net_id)
+        session.expunge_all()
+    return rows
+
+
+def _admin(api: ApiClient) -> tuple[Any, dict[str, str]]:
+    sess = openstack_env.running_cloud().session()  # type: ignore[union-attr]
+    return api.as_admin(sess.get_project_id()).at("1.40"), {"X-Auth-Token": sess.get_token()}
+
+
+def test_containers_record_the_docker_network_as_the_original(cloud: Any, api: ApiClient,
+                                                              docker_client: Any) -> None:
+    """The Docker network a create makes gets the original's row (one per network and host,
+    even for two creates at once), with an IPAM pool of this host's; DELETE /v1/networks
+    removes it: 409 while a container uses it, then network, row and pool go."""
+    env = cloud
+    net_id = env.net["id"]
+    created = [_create(env, nets=[{"network": net_id}]) for _ in range(2)]
+    shown = [_settled(env, r.json["uuid"]) for r in created]
+    assert [s["status"] for s in shown] == ["Running", "Running"], shown
+    (row,) = _network_rows(net_id)
+    docker_net = docker_client.networks.get(net_id)
+    assert (row.name, row.neutron_net_id, row.host, row.network_id) == (
+        net_id, net_id, env.host, docker_net.id)
+    assert (row.project_id, row.user_id) == (env.account.project_id, env.account.user_id)
+    (pool,) = env.neutron.zun_pools([net_id])
+    assert pool["name"] == f"zun-pool-{env.subnet['id']}-{env.host}"
+    assert pool["prefixes"] == [env.subnet["cidr"]]
+    for options in (docker_net.attrs["Options"], docker_net.attrs["IPAM"]["Options"]):
+        assert options["neutron.pool.uuid"] == pool["id"]
+
+    admin, token = _admin(api)
+    r = admin.post("/v1/networks", headers=token, json={"name": "again", "neutron_net_id": net_id})
+    assert (r.status, r.error["code"]) == (409, "container.network-already-exists"), r
+    r = admin.delete(f"/v1/networks/{net_id}", headers=token)
+    assert r.status == 409, r
+    assert [n.uuid for n in _network_rows(net_id)] == [row.uuid]
+    for s in shown:
+        _delete(env, s["uuid"])
+    # As the original: the row outlives the containers, until the network is deleted.
+    assert [n.uuid for n in _network_rows(net_id)] == [row.uuid]
+    r = admin.delete(f"/v1/networks/{net_id}", headers=token)
+    assert r.status == 204, r
+    assert _network_rows(net_id) == []
+    assert not [n for n in docker_client.networks.list(names=[net_id]) if n.name == net_id]
+    assert env.neutron.zun_pools([net_id]) == []
+    neutron_support.assert_no_port_leaked(env.neutron, env.networks, env.before)
+
+
+def test_a_docker_network_that_cannot_be_made_leaves_no_row_and_no_pool(cloud: Any) -> None:
+    env = cloud
+    CONF.set_override("driver_name", "zun-test-no-such-plugin", group="network")
+    try:
+        r = _create(env, nets=[{"network": env.net["id"]}])
+        assert r.status == 202, r
+        shown = _settled(env, r.json["uuid"], timeout=120)
+    finally:
+        CONF.clear_override("driver_name", group="network")
+    assert shown["status"] == "Error", shown
+    assert _network_rows(env.net["id"]) == []
+    assert env.neutron.zun_pools([env.net["id"]]) == []
+    neutron_support.assert_no_port_leaked(env.neutron, env.networks, env.before)
+
+
 def test_capsule_sandbox_gets_the_port_and_members_share_it(cloud: Any,
                                                             docker_client: Any) -> None:
     env = cloud

@@ -2,6 +2,8 @@
 
 In the embedded mode a network is a Zun-managed Docker bridge network on the compute host,
 created and removed by that host's zun-compute (RPC calls); the API keeps the ``network`` row.
+With the kuryr driver the node records the row (zun.network.kuryr_networks), as it does for
+the Docker networks its containers make, so a DELETE also removes those from every host.
 
 Deliberate difference from Zun (rest-api.md §19 #6): a missing ``neutron_net_id`` is a 400
 (Zun: 500). An ID already recorded on the chosen host is a 409 ``network-already-exists``.
@@ -41,6 +43,13 @@ def create_network(req: ApiRequest) -> webob.Response:
         if any(row.host == host for row in queries.by_neutron_id(session, net_id)):
             raise exception.NetworkAlreadyExists(field="neutron_net_id", value=net_id)
     created = image_network_rpc.get_rpcapi().network_create(ctx, host, params.get("name"), net_id)
+    if created.get("uuid"):
+        # The node recorded the row (kuryr driver: zun.network.kuryr_networks).
+        with engine.transaction(readonly=True) as session:
+            recorded = queries.by_uuid(session, str(created["uuid"]))
+            if recorded is None:
+                raise exception.NetworkNotFound(network=net_id)
+            return json_reply(network_view(recorded))
     with engine.transaction() as session:
         row = queries.create(session, {
             "name": params.get("name"), "neutron_net_id": net_id, "host": host,
@@ -51,15 +60,24 @@ def create_network(req: ApiRequest) -> webob.Response:
 
 @route("DELETE", "/v1/networks/{network_ident}", "1.27")
 def delete_network(req: ApiRequest, network_ident: str) -> webob.Response:
-    """Remove the network (by its network ID) from every host that has it; 204."""
+    """Remove the network (by its network ID) from every host that has it; 204. A host
+    that cannot (a container uses it there: 409) keeps its row, the others are still done,
+    and the first failure is the answer."""
     policy.authorize(req.context, "network:delete")
     with engine.transaction(readonly=True) as session:
         rows = queries.by_neutron_id(session, network_ident)
     if not rows:
         raise exception.NetworkNotFound(network=network_ident)
     api = image_network_rpc.get_rpcapi()
+    failed: Exception | None = None
     for row in rows:
-        api.network_delete(req.context, row.host or "", network_ident)
+        try:
+            api.network_delete(req.context, row.host or "", network_ident)
+        except Exception as exc:
+            failed = failed or exc
+            continue
         with engine.transaction() as session:
             queries.delete(session, row.id)
+    if failed is not None:
+        raise failed
     return empty(204)

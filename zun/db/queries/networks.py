@@ -22,6 +22,22 @@ def by_neutron_id(session: Session, neutron_net_id: str) -> list[models.Network]
     return list(session.scalars(stmt))
 
 
+def on_host(session: Session, neutron_net_id: str, host: str) -> models.Network | None:
+    """The row of a network on one host (the table keeps one per network and host)."""
+    stmt = sa.select(N).where(N.neutron_net_id == neutron_net_id, N.host == host)
+    return session.scalars(stmt).first()
+
+
+def by_uuid(session: Session, uuid: str) -> models.Network | None:
+    return session.scalars(sa.select(N).where(N.uuid == uuid)).first()
+
+
+def set_network_id(session: Session, row_id: int, network_id: str) -> int:
+    """Record the Docker network a row stands for."""
+    stmt = sa.update(N).where(N.id == row_id).values(network_id=network_id)
+    return session.execute(stmt).rowcount
+
+
 def create(session: Session, values: Mapping[str, Any]) -> models.Network:
     row = N(**values)
     if not row.uuid:
