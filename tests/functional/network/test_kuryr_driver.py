@@ -505,7 +505,8 @@ def test_a_create_done_again_replaces_the_ports_of_the_earlier_attempt(
     old = env.neutron.create_port(env.net["id"], project_id=env.account.project_id,
                                   device_id=uuid_, device_owner="compute:kuryr",
                                   fixed_ips=[{"ip_address": fixed}])
-    row = SimpleNamespace(uuid=uuid_, project_id=env.account.project_id, security_groups=None,
+    row = SimpleNamespace(uuid=uuid_, project_id=env.account.project_id,
+                          user_id=env.account.user_id, security_groups=None,
                           exposed_ports=None, addresses=None)
     resources = NodeResources("replay-host", lambda: docker_client, lambda: tmp_path)
     taken = Taken()
