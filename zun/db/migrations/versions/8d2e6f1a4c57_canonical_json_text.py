@@ -61,6 +61,13 @@ def upgrade() -> None:
     table = sa.table(
         "container", sa.column("id", sa.Integer), *(sa.column(name, sa.Text) for name in COLUMNS)
     )
+    # One statement for the rows of a batch that change (executemany), every column bound:
+    # an UPDATE per row through SQLAlchemy cost ~0.5 ms of CPU each.
+    rewrite = (
+        table.update()
+        .where(table.c.id == sa.bindparam("row_id"))
+        .values({name: sa.bindparam(f"new_{name}") for name in COLUMNS})
+    )
     conn = op.get_bind()
     last = None
     while True:
@@ -68,14 +75,14 @@ def upgrade() -> None:
         if last is not None:
             query = query.where(table.c.id > last)
         rows = conn.execute(query.order_by(table.c.id).limit(BATCH)).all()
+        changed: list[dict[str, Any]] = []
         for row in rows:
-            changed: dict[str, Any] = {}
-            for name, text in zip(COLUMNS, row[1:], strict=True):
-                new = canonical_text(text)
-                if new != text:
-                    changed[name] = new
-            if changed:
-                conn.execute(table.update().where(table.c.id == row[0]).values(**changed))
+            texts = [canonical_text(text) for text in row[1:]]
+            if texts != list(row[1:]):
+                params = {f"new_{name}": text for name, text in zip(COLUMNS, texts, strict=True)}
+                changed.append({"row_id": row[0], **params})
+        if changed:
+            conn.execute(rewrite, changed)
         if len(rows) < BATCH:
             return
         last = rows[-1][0]
