@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 from multinode.cluster import TEST_IMAGES, Cluster, Node
-from multinode.neutron import FIRST_PAIR_TRIES, first_pair_unreachable
 
 pytestmark = pytest.mark.neutron
 
@@ -181,29 +180,50 @@ def port_of(neutron: NeutronApi, net: Net, ip: str) -> dict[str, Any]:
     return ports[0]
 
 
+def new_port(neutron: NeutronApi, net: Net) -> dict[str, Any]:
+    """A port of ``net`` in the project's default group (whose ingress rule admits members
+    of the group), to hand to kuryr by its fixed IP."""
+    return neutron.post("/ports", {"port": {
+        "network_id": net.network_id, "fixed_ips": [{"subnet_id": net.subnet_id}]}})["port"]
+
+
+def wait_active(neutron: NeutronApi, port_id: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while neutron.get(f"/ports/{port_id}")["port"]["status"] != "ACTIVE":
+        assert time.monotonic() < deadline, f"port {port_id} not ACTIVE within {timeout}s"
+        time.sleep(0.1)
+
+
 def test_container_reaches_container_on_other_node_by_fixed_ip(
         neutron_cluster: Cluster, shared_net: Net, neutron: NeutronApi) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
     node1, node2 = neutron_cluster.nodes
-    # FIRST_PAIR_TRIES (multinode/neutron.py): the first pair of a fresh fabric can stay
-    # unreachable; a new pair is tried then, and it is said in a warning.
-    for attempt in range(1, FIRST_PAIR_TRIES + 1):
-        server = run(node2, shared_net, LISTEN)
-        client = run(node1, shared_net, "sleep 600")
-        server_ip = fixed_ip(node2, server, shared_net)
-        client_ip = fixed_ip(node1, client, shared_net)
+    server_port = new_port(neutron, shared_net)
+    server_ip = server_port["fixed_ips"][0]["ip_address"]
+    # The client's port joins the group the moment the server's goes ACTIVE: on a fresh
+    # fabric that is when the server node's agent lost the new member's firewall flows to
+    # its stale-flow cleanup (multinode/neutron.py, plant_cleanup_probe).
+    with ThreadPoolExecutor(1) as pool:
+        starting = pool.submit(run, node2, shared_net, LISTEN, server_ip)
+        wait_active(neutron, server_port["id"])
+        client_port = new_port(neutron, shared_net)
+        starting.result()
+    client_ip = client_port["fixed_ips"][0]["ip_address"]
+    client = run(node1, shared_net, "sleep 600", ip=client_ip)
 
-        # Each container has a Neutron port of the network, bound to its own node's agent.
-        for ip, node in ((server_ip, node2), (client_ip, node1)):
-            port = port_of(neutron, shared_net, ip)
-            assert port["binding:host_id"] == node.name
-            assert port["status"] == "ACTIVE"
+    # Each container has its Neutron port, bound to its own node's agent.
+    for made, node in ((server_port, node2), (client_port, node1)):
+        port = neutron.get(f"/ports/{made['id']}")["port"]
+        assert port["binding:host_id"] == node.name
+        assert port["status"] == "ACTIVE"
+        assert port["security_groups"] == server_port["security_groups"]
 
-        if pings(node1, client, server_ip, attempts=10):
-            break
-        first_pair_unreachable(attempt)
-        for node in neutron_cluster.nodes:
-            node.remove_engine_containers()
+    assert pings(node1, client, server_ip, attempts=10)
     assert connects(node1, client, server_ip, attempts=10)
+    # No flow of the agents' own went to their stale-flow cleanup.
+    for node in neutron_cluster.nodes:
+        assert node.network is not None and node.network.cleaned_cookies() == set()
 
 
 def test_security_group_without_the_rule_blocks(
@@ -230,11 +250,12 @@ def test_security_group_without_the_rule_blocks(
     print(f"blocked check: {time.monotonic() - started:.1f}s")
     started = time.monotonic()
 
-    # The rule opens TCP 8080 only: the group, not the network, was what blocked.
+    # The rule opens TCP 8080 from the network's CIDR only: the group, not the network, was
+    # what blocked, and an explicit CIDR rule (no remote group) lets the client in.
     neutron.post("/security-group-rules", {"security_group_rule": {
         "security_group_id": closed_group["id"], "direction": "ingress",
         "ethertype": "IPv4", "protocol": "tcp", "port_range_min": 8080,
-        "port_range_max": 8080}})
+        "port_range_max": 8080, "remote_ip_prefix": shared_net.cidr}})
     assert connects(node1, client, ip, attempts=40)
     applied = time.monotonic() - started
     assert not pings(node1, client, ip, attempts=2)
