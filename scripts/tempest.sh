@@ -304,6 +304,8 @@ stop_zun() {
 # - kuryr driver: the kuryr networks (named after their Neutron network) of the two accounts'
 #   networks and of every Neutron network the plugin's tests made and deleted (their DELETE is
 #   in tempest.log); the plugin never asks zun to remove them (the original left them too).
+#   They go as zun-compute removes them (zun/network/kuryr_networks.py): the Docker network,
+#   then zun's Neutron subnet pool it was made with (zun-pool-<subnet>-<host>).
 cleanup_networks() {
     local id
     [[ -f "$WORKDIR/accounts" ]] || return 0
@@ -313,12 +315,30 @@ cleanup_networks() {
         done
         return 0
     fi
-    for id in $(awk '{print $2}' "$WORKDIR/accounts") \
-              $(grep -o "DELETE http://[^ ]*/v2.0/networks/[0-9a-f-]\{36\}" \
-                    "$WORKDIR/workspace/tempest.log" 2>/dev/null | grep -o '[0-9a-f-]\{36\}$' | sort -u); do
-        [[ "$(docker network inspect -f '{{.Driver}}' "$id" 2>/dev/null)" == kuryr ]] \
-            && docker network rm "$id" >/dev/null 2>&1 || true
-    done
+    [[ -n "${OS_AUTH_URL:-}" ]] || eval "$("$OSS" env)"
+    "$ZVENV/bin/python" - $(awk '{print $2}' "$WORKDIR/accounts") \
+        $(grep -o "DELETE http://[^ ]*/v2.0/networks/[0-9a-f-]\{36\}" \
+              "$WORKDIR/workspace/tempest.log" 2>/dev/null | grep -o '[0-9a-f-]\{36\}$' | sort -u) \
+        <<'PY' || true
+import os, sys
+import docker
+from keystoneauth1 import session
+from keystoneauth1.identity import v3
+from zun.network import kuryr_networks
+from zun.network.neutron import NeutronClient
+auth = v3.Password(auth_url=os.environ["OS_AUTH_URL"], username=os.environ["OS_USERNAME"],
+                   password=os.environ["OS_PASSWORD"], project_name=os.environ["OS_PROJECT_NAME"],
+                   user_domain_name="Default", project_domain_name="Default")
+neutron = NeutronClient(session.Session(auth=auth))
+client = docker.from_env()
+for net_id in dict.fromkeys(sys.argv[1:]):
+    nets = [n for n in client.networks.list(names=[net_id]) if n.name == net_id]
+    if nets and nets[0].attrs.get("Driver") == "kuryr":
+        try:
+            kuryr_networks.remove(client, neutron, net_id)
+        except Exception as exc:
+            print(f"cleanup: Docker network {net_id}: {exc}", file=sys.stderr)
+PY
 }
 
 # --- the plugin's Docker engine on tcp://localhost:2375 ---------------------------------------
