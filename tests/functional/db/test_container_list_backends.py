@@ -276,3 +276,53 @@ def test_status_filter_derives_unknown_from_the_host_health(backend: Engine) -> 
     assert names("Running") == {"up", "operator", "unregistered", "nohost"}
     assert names("Unknown") == {"late", "forced", "never", "noengine"}
     assert names("Error") == {"failed"}
+
+
+@pytest.mark.parametrize("sort_dir", ["asc", "desc"])
+def test_pages_sorted_by_a_date_follow_their_markers(backend: Engine, sort_dir: str) -> None:
+    """The marker row's dates are what the list reads (text on MariaDB/MySQL): paging on
+    ``created_at`` after it still walks every row once, in order."""
+    init_config()
+    migration.upgrade(engine=backend)
+    base = datetime.datetime(2026, 3, 4, 5, 6, 7)
+    offsets = [3, 0, 3, 1, None, 2]  # two rows at the same second: the id breaks the tie
+    with db_engine.transaction() as session:
+        for i, offset in enumerate(offsets):
+            created = None if offset is None else base + datetime.timedelta(seconds=offset)
+            session.add(
+                models.Container(
+                    uuid=f"00000000-0000-4000-8000-00000000030{i}",
+                    name=f"d{i}",
+                    project_id="p",
+                    user_id="u",
+                    container_type=0,
+                    status="Running",
+                    created_at=created,
+                )
+            )
+    context = RequestContext(user_id="u", project_id="p", roles=["admin"], is_admin=True)
+    seen: list[str] = []
+    marker = None
+    while True:
+        page = paging.Page(
+            limit=2, marker=marker, sort_key="created_at", sort_dir=sort_dir, resource_url=None
+        )
+        with db_engine.transaction(readonly=True) as session:
+            rows = container_q.list_for_view(
+                session, context, all_projects=True, filters={}, page=page
+            )
+        if not rows:
+            break
+        seen += [row[0] for row in rows]
+        marker = rows[-1][0]
+        if backend.dialect.name in ("mysql", "mariadb"):  # the marker's date is text there
+            assert all(
+                isinstance(row[container_q.ROW_INDEX["created_at"]], str | None) for row in rows
+            )
+    dated = sorted((offset, i) for i, offset in enumerate(offsets) if offset is not None)
+    expected = [f"00000000-0000-4000-8000-00000000030{i}" for _, i in dated]
+    undated = "00000000-0000-4000-8000-000000000304"
+    # NULL sorts first ascending on MariaDB and SQLite, last on PostgreSQL: only its place
+    # among the dated rows is the database's.
+    assert [u for u in seen if u != undated] == (expected if sort_dir == "asc" else expected[::-1])
+    assert sorted(seen) == sorted([*expected, undated])

@@ -97,30 +97,41 @@ def _view_select() -> sa.Select[Any]:
 
 #: View columns holding JSON text (``types.JSONText``), by position in a row.
 JSON_INDEXES: frozenset[int] = frozenset(
-    ROW_INDEX[name] for name in VIEW_COLUMNS
-    if isinstance(getattr(C, name).type, types.JSONText))
+    ROW_INDEX[name] for name in VIEW_COLUMNS if isinstance(getattr(C, name).type, types.JSONText)
+)
 
 
-def _stored_text(name: str) -> Any:
-    """The column, but read as the text it stores (no JSON decoding on the way)."""
+_DATES = frozenset({"created_at", "updated_at"})
+_MYSQL_DIALECTS = frozenset({"mysql", "mariadb"})
+
+
+def _stored_text(name: str, dates_as_text: bool) -> Any:
+    """The column, but read as the text it stores (no JSON decoding on the way); with
+    ``dates_as_text`` the dates as the text ``str()`` gives for them."""
     column = getattr(C, name)
     if ROW_INDEX[name] in JSON_INDEXES:
         return sa.type_coerce(column, sa.Text).label(name)
+    if dates_as_text and name in _DATES:
+        return sa.cast(column, sa.String).label(name)
     return column
 
 
 # Lists read the registry's id and look the few registries up afterwards: the outer join
 # made MariaDB deliver a 1000-row page in many more small reads (~30% more client CPU in
 # benchmarks/read_path.py), for a column that is almost always NULL. JSON columns come back
-# as their stored text: the list view encodes most of them from a memo of that text
-# (zun/api/views/containers.py), and decoding 9 values per row cost more than the view.
-_LIST_SELECT = [_stored_text(name) for name in VIEW_COLUMNS] + [C.id, C.registry_id]
+# as their stored text, which is canonical (zun.db.types): the list view splices it
+# (zun/api/views/containers.py); decoding 9 values per row cost more than the view.
+_LIST_SELECT = [_stored_text(name, False) for name in VIEW_COLUMNS] + [C.id, C.registry_id]
+# On MariaDB/MySQL the dates too: a DATETIME (Zun's type, no fractional seconds) cast to CHAR
+# is "YYYY-MM-DD HH:MM:SS", what str() gives for the datetime PyMySQL would build, in pure
+# Python, for the view to turn back into that text. (SQLite stores microseconds, PostgreSQL
+# trims their zeros: there the dates stay datetimes.)
+_LIST_SELECT_MYSQL = [_stored_text(name, True) for name in VIEW_COLUMNS] + [C.id, C.registry_id]
 
 
 def decode_json_columns(row: Sequence[Any]) -> tuple[Any, ...]:
     """A row of :func:`list_for_view` with its JSON columns decoded, as the other reads give."""
-    return tuple(types.decode(value) if i in JSON_INDEXES else value
-                 for i, value in enumerate(row))
+    return tuple(types.decode(value) if i in JSON_INDEXES else value for i, value in enumerate(row))
 
 
 def _with_registry_uuids(session: Session, rows: Sequence[Row[Any]]) -> list[tuple[Any, ...]]:
@@ -128,9 +139,13 @@ def _with_registry_uuids(session: Session, rows: Sequence[Row[Any]]) -> list[tup
     ids = {row[-1] for row in rows if row[-1] is not None}
     if not ids:
         return [(*row[:-1], None) for row in rows]
-    found = dict(session.connection().execute(
-        sa.select(models.Registry.id, models.Registry.uuid).where(models.Registry.id.in_(ids))
-    ).all())
+    found = dict(
+        session.connection()
+        .execute(
+            sa.select(models.Registry.id, models.Registry.uuid).where(models.Registry.id.in_(ids))
+        )
+        .all()
+    )
     return [(*row[:-1], found.get(row[-1])) for row in rows]
 
 
@@ -150,14 +165,21 @@ def list_for_view(
     one more for the registries of the few rows that name one).
 
     Rows are in :data:`ROW_KEYS` order with the JSON columns (:data:`JSON_INDEXES`) as their
-    stored text; :func:`decode_json_columns` decodes them.
+    stored text; :func:`decode_json_columns` decodes them. On MariaDB/MySQL the dates are
+    text too (``YYYY-MM-DD HH:MM:SS``, what the view shows), elsewhere datetimes.
 
     The marker (when given) is looked up first within the same scope, so an unknown or
     invisible marker is a 404, as in the original.
     """
+    columns = (
+        _LIST_SELECT_MYSQL if session.get_bind().dialect.name in _MYSQL_DIALECTS else _LIST_SELECT
+    )
     stmt = paging.project_scope(
-        sa.select(*_LIST_SELECT).where(C.container_type == consts.TYPE_CONTAINER), C, context,
-        all_projects)
+        sa.select(*columns).where(C.container_type == consts.TYPE_CONTAINER),
+        C,
+        context,
+        all_projects,
+    )
     for key, value in filters.items():
         if key == "status":
             # What the list shows: Unknown for the engine statuses of an unhealthy host.
@@ -211,8 +233,10 @@ def find_view_row(
     if not rows:
         raise not_found(ident)
     if len(rows) > 1:
-        raise exception.Conflict(message="Multiple containers exist with same name. Please use "
-                                         "the container uuid instead.")
+        raise exception.Conflict(
+            message="Multiple containers exist with same name. Please use "
+            "the container uuid instead."
+        )
     return rows[0]
 
 
@@ -280,10 +304,15 @@ def update(session: Session, uuid: str, values: Mapping[str, Any]) -> int:
     return session.execute(sa.update(C).where(C.uuid == uuid).values(**values)).rowcount
 
 
-def cas_update(session: Session, uuid: str, values: Mapping[str, Any], *,
-               task_states: Iterable[str | None] | None = None,
-               statuses: Iterable[str] | None = None,
-               host: str | None = None) -> bool:
+def cas_update(
+    session: Session,
+    uuid: str,
+    values: Mapping[str, Any],
+    *,
+    task_states: Iterable[str | None] | None = None,
+    statuses: Iterable[str] | None = None,
+    host: str | None = None,
+) -> bool:
     """ONE conditional UPDATE of a container (compare-and-swap); True when the row changed.
 
     ``task_states``: the current task state must be one of them (None means "no task");
@@ -318,6 +347,7 @@ def destroy(session: Session, uuid: str, statuses: Sequence[str] | None = None) 
     row_id = session.scalar(found.with_for_update())
     if row_id is None:
         return False
-    session.execute(sa.delete(models.VolumeMapping)
-                    .where(models.VolumeMapping.container_uuid == uuid))
+    session.execute(
+        sa.delete(models.VolumeMapping).where(models.VolumeMapping.container_uuid == uuid)
+    )
     return session.execute(sa.delete(C).where(C.id == row_id)).rowcount == 1

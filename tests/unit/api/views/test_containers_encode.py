@@ -89,6 +89,7 @@ DATES = [
     datetime.datetime(2026, 1, 2, 3, 4, 5),
     datetime.datetime(2026, 1, 2, 3, 4, 5, 678),
     datetime.datetime(1999, 12, 31),
+    "2026-01-02 03:04:05",  # MariaDB/MySQL lists read dates as text
 ]
 BOOLS = [None, True, False]
 FLOATS = [None, 0.0, 0.1, 1e-07, 2.5, 1e300, float("inf")]
