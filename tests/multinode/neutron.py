@@ -146,6 +146,7 @@ class NodeNetwork:
         self.ip = f"{fabric.prefix}.{node.index}"
         self.mac = f"02:fe:{fabric.octet:02x}:00:00:{node.index:02x}"
         self.agent_pidfile = self.base / "ovs-agent.pid"
+        self.probe_id: str | None = None  # the iface-id of PROBE_PORT
         self.kuryr_pidfile = self.base / "kuryr.pid"
         self.exec_root = node.run_dir / "docker-exec"  # bind-mounted on /run/docker
         self.etc_docker = node.run_dir / "etc-docker"  # bind-mounted on /etc/docker
@@ -252,11 +253,12 @@ class NodeNetwork:
         (``stale_flows_cleaned``)."""
         import uuid
 
+        self.probe_id = str(uuid.uuid4())
         self.vsctl("--may-exist", "add-br", "br-int", "--", "set", "bridge", "br-int",
                    "datapath_type=netdev",
                    "--", "--may-exist", "add-port", "br-int", PROBE_PORT,
                    "--", "set", "Interface", PROBE_PORT, "type=internal",
-                   f"external_ids:iface-id={uuid.uuid4()}",
+                   f"external_ids:iface-id={self.probe_id}",
                    f"external_ids:attached-mac=02:fe:{self.fabric.octet:02x}:ff:ff:"
                    f"{self.node.index:02x}",
                    "external_ids:iface-status=active")
@@ -270,6 +272,20 @@ class NodeNetwork:
         self.vsctl("set", "Interface", PROBE_PORT,
                    f"external_ids:zmn-nudge={time.monotonic_ns()}")
         return False
+
+    def filtered_before_cleanup(self) -> list[str]:
+        """The ports other than the probe whose firewall the agent set up before its
+        stale-flow cleanup ran (from its log): none when the probe did its job."""
+        text = (self.base / "ovs-agent.log").read_text(errors="replace")
+        ports = []
+        for line in text.splitlines():
+            if CLEANUP_DONE in line:
+                break
+            if "Preparing filters for devices" in line:
+                named = line.split("Preparing filters for devices", 1)[1]
+                ports += [p for p in named.strip(" {}").replace("'", "").split(", ")
+                          if p and p != self.probe_id]
+        return ports
 
     def cleaned_cookies(self) -> set[str]:
         """The cookies of the flows the agent's stale-flow cleanup deleted (from its log)."""

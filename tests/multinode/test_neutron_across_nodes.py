@@ -122,9 +122,13 @@ def test_container_on_node1_reaches_container_on_node2_by_fixed_ip(
         groups.append(port["security_groups"])
     assert groups[0] == groups[1] and len(groups[0]) == 1
 
+    # Each agent's stale-flow cleanup ran before it set up the firewall of any workload port
+    # (multinode/neutron.py, plant_cleanup_probe).
+    for node in neutron_cluster.nodes:
+        assert node.network is not None and node.network.filtered_before_cleanup() == []
+
     assert connects(env, client, server_ip, attempts=20)
-    # No flow of the agents' own went to their stale-flow cleanup (multinode/neutron.py,
-    # plant_cleanup_probe).
+    # ... and deleted no flow of the agent's own.
     for node in neutron_cluster.nodes:
         assert node.network is not None and node.network.cleaned_cookies() == set()
 

@@ -219,9 +219,14 @@ def test_container_reaches_container_on_other_node_by_fixed_ip(
         assert port["status"] == "ACTIVE"
         assert port["security_groups"] == server_port["security_groups"]
 
+    # Each agent's stale-flow cleanup ran before it set up the firewall of any workload port
+    # (multinode/neutron.py, plant_cleanup_probe).
+    for node in neutron_cluster.nodes:
+        assert node.network is not None and node.network.filtered_before_cleanup() == []
+
     assert pings(node1, client, server_ip, attempts=10)
     assert connects(node1, client, server_ip, attempts=10)
-    # No flow of the agents' own went to their stale-flow cleanup.
+    # ... and deleted no flow of the agent's own.
     for node in neutron_cluster.nodes:
         assert node.network is not None and node.network.cleaned_cookies() == set()
 
