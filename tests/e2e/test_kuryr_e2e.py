@@ -116,3 +116,21 @@ def test_neutron_unreachable(env: KuryrEnv) -> None:
     env.delete(shown.uuid)
     assert env.neutron.port(port_id) is None
     env.assert_no_port_leaked()
+
+
+def test_neutron_going_away_during_a_create(env: KuryrEnv) -> None:
+    """Neutron stops answering right after the API accepted a create (the API resolved the
+    network; the node pulls the image before it makes the port): the node's create ends in
+    Error naming Neutron, or Running if it raced ahead; either way nothing is left behind once
+    Neutron is back and the container is deleted."""
+    uuid_ = env.run()
+    env.proxy.stop()
+    try:
+        shown = env.settled(uuid_)
+        assert shown.status in ("Error", "Running"), (shown.status, shown.status_reason)
+        if shown.status == "Error":
+            assert "Neutron" in shown.status_reason, shown.status_reason
+    finally:
+        env.proxy.start()
+    env.delete(uuid_)
+    env.assert_no_port_leaked()
