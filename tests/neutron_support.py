@@ -202,29 +202,51 @@ def neutron_target(cloud: openstack_env.OpenStackCloud) -> str:
     return str(url).split("://", 1)[1].split("/", 1)[0]
 
 
+# Ports of the proxies (the range of the helper that wrote these tests); each proxy takes the
+# first free one, so that two runs of the tests on one machine do not meet.
+PROXY_PORTS = range(20300, 20400)
+
+
+def free_proxy_port() -> int:
+    for port in PROXY_PORTS:
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {PROXY_PORTS}")
+
+
 def _wait_listening(port: int, proc: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"socat exited {proc.returncode}")
+            raise RuntimeError(f"socat exited {proc.returncode} (port {port} taken?)")
         with socket.socket() as sock:
             if sock.connect_ex(("127.0.0.1", port)) == 0:
+                # Whoever answered, socat must still be there: when another process had
+                # the port, socat's bind failed and it exits at once.
+                time.sleep(0.2)
+                if proc.poll() is not None:
+                    raise RuntimeError(f"socat exited {proc.returncode}: port {port} taken")
                 return
         time.sleep(0.1)
     raise RuntimeError(f"socat did not listen on {port}")
 
 
 class NeutronProxy:
-    """socat on 127.0.0.1:``port`` forwarding to ``target`` (host:port): plain TCP, or TLS
-    with ``tls`` = socat's OPENSSL-LISTEN options (``cert=...,key=...,verify=0``). stop() ends
-    socat and the connections it forwards, so that zun meets a Neutron that is down (the
-    shared Neutron is never stopped); start() brings it back on the same port."""
+    """socat on 127.0.0.1 (a free port of PROXY_PORTS) forwarding to ``target`` (host:port):
+    plain TCP, or TLS with ``tls`` = socat's OPENSSL-LISTEN options (``cert=...,key=...,
+    verify=0``). stop() ends socat and the connections it forwards, so that zun meets a
+    Neutron that is down (the shared Neutron is never stopped); start() brings it back on the
+    same port."""
 
-    def __init__(self, port: int, target: str, tls: str = "") -> None:
-        self.port = port
+    def __init__(self, target: str, tls: str = "") -> None:
+        self.port = free_proxy_port()
         self.target = target
         self.tls = tls
-        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> NeutronProxy:

@@ -164,13 +164,12 @@ def kuryr_env(
     busybox_image: str,
     registry: dict[str, str],
     cloud: openstack_env.OpenStackCloud,
-    proxy_port: int,
     name: str,
 ) -> Iterator[KuryrEnv]:
     """The world of one module; everything it made is removed afterwards, even after a
     failure half-way (containers of its host, kuryr's Docker networks, the Neutron
     resources, the Keystone account and region, the image)."""
-    proxy = neutron_support.NeutronProxy(proxy_port, neutron_support.neutron_target(cloud))
+    proxy = neutron_support.NeutronProxy(neutron_support.neutron_target(cloud))
     proxy.start()
     account = openstack_env.make_account(cloud, name)
     neutron = neutron_support.Neutron(cloud)

@@ -29,7 +29,6 @@ def env(
         busybox_image,
         registry,
         openstack_cloud,
-        proxy_port=20321,
         name="zun-e2e-kuryr-att",
     ) as made:
         yield made

@@ -30,7 +30,6 @@ def env(
         busybox_image,
         registry,
         openstack_cloud,
-        proxy_port=20331,
         name="zun-e2e-kuryr-cap",
     ) as made:
         yield made

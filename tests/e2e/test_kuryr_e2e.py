@@ -37,7 +37,6 @@ def env(
         busybox_image,
         registry,
         openstack_cloud,
-        proxy_port=20301,
         name="zun-e2e-kuryr",
     ) as made:
         yield made

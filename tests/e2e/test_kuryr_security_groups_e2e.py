@@ -34,7 +34,6 @@ def env(
         busybox_image,
         registry,
         openstack_cloud,
-        proxy_port=20311,
         name="zun-e2e-kuryr-sg",
     ) as made:
         yield made

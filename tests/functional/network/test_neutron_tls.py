@@ -28,16 +28,12 @@ from zun.conf import CONF
 
 pytestmark = pytest.mark.neutron
 
-# This module's port (helper range 20300-20399).
-TLS_PORT = 20312
-
 
 @pytest.fixture(scope="module")
 def tls_region(openstack_cloud: openstack_env.OpenStackCloud, tls_files: Any) -> Iterator[str]:  # noqa: F811
     """A region whose network endpoint is a TLS proxy in front of Neutron wanting a client
     certificate signed by the test's CA."""
     proxy = neutron_support.NeutronProxy(
-        TLS_PORT,
         neutron_support.neutron_target(openstack_cloud),
         tls=f"cert={tls_files.server_crt},key={tls_files.server_key},verify=1,"
         f"cafile={tls_files.ca_crt}",
