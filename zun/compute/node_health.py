@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
@@ -81,20 +81,25 @@ def _unhealthy_reason(row: Any, now: datetime.datetime) -> str | None:
     return None
 
 
-# Built once: a show asks it for its container's host on every request.
-_ONE_HOST = sa.select(S.host, S.last_seen_up, S.updated_at, S.created_at, S.forced_down,
-                      S.disabled, S.disabled_reason).where(
-                          S.binary == compute_nodes.COMPUTE_BINARY,
-                          S.host == sa.bindparam("host")).limit(1)
+class _Service(NamedTuple):
+    """A compute service row's health columns (container_q.SERVICE_KEYS' order)."""
+
+    host: str
+    last_seen_up: datetime.datetime | None
+    updated_at: datetime.datetime | None
+    created_at: datetime.datetime | None
+    forced_down: bool | None
+    disabled: bool | None
+    disabled_reason: str | None
 
 
-def host_health(session: Session, host: str) -> tuple[bool, str | None]:
-    """``(service up, reason it is unhealthy or None)`` of one host, in one query.
-
-    A host with no service row is not up and not unhealthy (see the module's note)."""
-    row = session.connection().execute(_ONE_HOST, {"host": host}).first()
-    if row is None:
+def service_health(service: tuple[Any, ...] | None) -> tuple[bool, str | None]:
+    """``(service up, reason it is unhealthy or None)`` of a host, from its compute service
+    row read already (``container_q.SERVICE_KEYS`` columns, joined to a container's row).
+    A host with no service row (None) is not up and not unhealthy (see the module's note)."""
+    if service is None:
         return False, None
+    row = _Service(*service)
     now = _now()
     up = compute_nodes.service_is_up(row.last_seen_up, row.updated_at, row.created_at,
                                      row.forced_down, now)

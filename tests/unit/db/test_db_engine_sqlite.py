@@ -237,3 +237,35 @@ def test_a_writer_waiting_too_long_gets_database_is_locked(
     finally:
         done.set()
         holder.join(10)
+
+
+def test_single_read_sends_no_begin_and_writes_still_take_the_lock(db_file: Path) -> None:
+    # single_read marks its connection as in a transaction so that neither our BEGIN hook
+    # nor oslo.db's sends one; the mark must go with the connection, or a later write on it
+    # would run without BEGIN IMMEDIATE.
+    engine = db_engine.get_engine()
+    statements: list[str] = []
+
+    def record(_conn, _cursor, statement, *_args):  # noqa: ANN001
+        statements.append(statement.strip().upper())
+
+    sa.event.listen(engine, "before_cursor_execute", record)
+    try:
+        # One at a time, so the pool hands the same connection to all of them.
+        for _ in range(3):
+            with db_engine.single_read() as conn:
+                assert conn.execute(sa.select(models.Container.uuid)).all() == []
+        assert len(statements) == 3 and not [s for s in statements if s.startswith("BEGIN")]
+        statements.clear()
+        for i in range(3):
+            with db_engine.transaction() as session:
+                session.add(models.Container(uuid=f"w{i}"))
+        assert statements.count("BEGIN IMMEDIATE") == 3, statements
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", record)
+
+
+def test_no_eventlet_yield_at_pool_checkin(db_file: Path) -> None:
+    from oslo_db.sqlalchemy import engines as oslo_engines
+
+    assert not sa.event.contains(db_engine.get_engine(), "checkin", oslo_engines._thread_yield)

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from zun.common import consts, exception
 from zun.common.context import RequestContext
 from zun.db import models, paging, types
-from zun.db.queries import host_health
+from zun.db.queries import compute_nodes, host_health
 
 C = models.Container
 
@@ -217,19 +217,45 @@ def _find_view_stmt(by_uuid: bool, wide: bool) -> sa.Select[Any]:
     return stmt
 
 
-def find_view_row(
-    session: Session, context: RequestContext, ident: str, all_projects: bool | None = None
-) -> Row[Any]:
-    """The view columns of the container :func:`get_by_ident` would find, in one query.
+#: The host's compute service columns :func:`find_view_row_and_service` appends to a view
+#: row (labelled: the service has its own ``host``, ``created_at``, ``updated_at``).
+SERVICE_KEYS: tuple[str, ...] = ("svc_host", "svc_last_seen_up", "svc_updated_at",
+                                 "svc_created_at", "svc_forced_down", "svc_disabled",
+                                 "svc_disabled_reason")
+_FIND_VIEW_SERVICE: dict[tuple[bool, bool], sa.Select[Any]] = {}
 
-    Same scoping and errors (404 ``not_found``, 409 for a name shared by several rows).
+
+def _find_view_service_stmt(by_uuid: bool, wide: bool) -> sa.Select[Any]:
+    stmt = _FIND_VIEW_SERVICE.get((by_uuid, wide))
+    if stmt is None:
+        S = models.ZunService
+        # (host, binary) is unique: the join adds no row, so "two rows" still means two
+        # containers of that name.
+        stmt = _find_view_stmt(by_uuid, wide).outerjoin(
+            S, sa.and_(S.host == C.host, S.binary == compute_nodes.COMPUTE_BINARY)
+        ).add_columns(*(getattr(S, key[4:]).label(key) for key in SERVICE_KEYS))
+        _FIND_VIEW_SERVICE[(by_uuid, wide)] = stmt
+    return stmt
+
+
+def find_view_row_and_service(
+    conn: sa.Connection, context: RequestContext, ident: str
+) -> tuple[Row[Any], dict[str, Any], tuple[Any, ...] | None]:
+    """The view columns of the container :func:`get_by_ident` would find (same scoping and
+    errors: 404 ``not_found``, 409 for a name shared by several rows) and its host's compute
+    service row, in ONE statement.
+
+    Returns the row (its view columns and :data:`SERVICE_KEYS` by name), the view columns as
+    a dict in :data:`ROW_KEYS` order, and the service columns in :data:`SERVICE_KEYS` order
+    (None when the container has no host or its host no service row). One statement is one
+    snapshot, so ``conn`` may be an :func:`zun.db.engine.single_read` connection.
     """
-    wide = context.is_admin or context.all_projects if all_projects is None else all_projects
+    wide = context.is_admin or context.all_projects
     params = {"ident": ident}
     if not wide:
         params["project_id"] = context.project_id
-    stmt = _find_view_stmt(uuidutils.is_uuid_like(ident), wide)
-    rows = session.connection().execute(stmt, params).all()  # Core: no ORM row machinery
+    rows = conn.execute(_find_view_service_stmt(uuidutils.is_uuid_like(ident), wide),
+                        params).all()
     if not rows:
         raise not_found(ident)
     if len(rows) > 1:
@@ -237,7 +263,11 @@ def find_view_row(
             message="Multiple containers exist with same name. Please use "
             "the container uuid instead."
         )
-    return rows[0]
+    row = rows[0]
+    width = len(ROW_KEYS)
+    service = tuple(row[width:])
+    return row, dict(zip(ROW_KEYS, row[:width], strict=True)), (
+        service if service[0] is not None else None)
 
 
 def get_view_row(session: Session, uuid: str) -> Row[Any] | None:

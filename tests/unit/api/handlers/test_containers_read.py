@@ -278,6 +278,28 @@ def test_list_is_one_query(api, seed, bus):
     assert "FROM zun_service" in selects[1]
 
 
+def test_show_is_one_statement(api, seed, bus):
+    # A client polling its create asks this hundreds of times a second: the row and its
+    # host's health in one SELECT, and on SQLite no BEGIN/ROLLBACK around it.
+    import sqlalchemy as sa
+
+    row = seed.row(container_row(status="Creating"))
+    statements: list[str] = []
+
+    def count(conn, cursor, statement, *args):  # noqa: ANN001
+        statements.append(statement)
+
+    db = engine.get_engine()
+    sa.event.listen(db, "before_cursor_execute", count)
+    try:
+        r = api.as_member(PROJECT_A).get(f"/v1/containers/{row.uuid}")
+    finally:
+        sa.event.remove(db, "before_cursor_execute", count)
+    assert r.status == 200 and r.json["status"] == "Creating"
+    assert len(statements) == 1, statements
+    assert "FROM container" in statements[0] and "zun_service" in statements[0]
+
+
 def test_show_of_a_container_in_flight_does_not_ask_the_node(api, node1, seed):
     # The node would answer these from the row too; a client polling a create must not
     # load the node doing it.
