@@ -193,6 +193,25 @@ def raw_once(api: docker.APIClient, network: str | None, zun_args: bool) -> tupl
     return end - start, created["Id"]
 
 
+def engine_clients(count: int) -> list[docker.APIClient]:
+    """``count`` docker-py clients, each with its API version negotiated and its connection
+    open, to hand out one per thread: made inside the timed creates, their ``/version`` calls
+    ran on the engine while the other threads' creates were timed (and Zun's node has its
+    client ready). The caller closes them."""
+    return [docker.from_env(timeout=300).api for _ in range(count)]
+
+
+def raw_parallel(network: str, count: int) -> list[tuple[float, str]]:
+    """``count`` raw creates (Zun's arguments) at once, each on a client of its own."""
+    apis = engine_clients(count)
+    handed = iter(apis)
+    try:
+        return parallel(lambda: raw_once(next(handed), network, True), count)
+    finally:
+        for api in apis:
+            api.close()
+
+
 def parallel(fn: Any, count: int) -> list[Any]:
     results: list[Any] = [None] * count
     barrier = threading.Barrier(count)
@@ -342,9 +361,7 @@ def main() -> int:
             api_ids.extend(r["uuid"] for r in loaded_quiet[-args.parallel:])
 
         def raw_round() -> None:
-            raw_loaded.extend(parallel(
-                lambda: raw_once(docker.from_env(timeout=300).api, raw_net, True),
-                args.parallel))
+            raw_loaded.extend(raw_parallel(raw_net, args.parallel))
             raw_ids.extend(ident for _, ident in raw_loaded[-args.parallel:])
 
         # The order turns each round, so that no phase always follows the same clean-up.

@@ -30,7 +30,7 @@ import uuid
 from pathlib import Path
 
 import docker
-from create_steps import COMMAND, IMAGE, Zun, parallel, raw_once
+from create_steps import COMMAND, IMAGE, Zun, raw_parallel
 
 
 def _frozen_creating_row(zun: Zun, base: Path, template: str) -> str:
@@ -101,8 +101,7 @@ def main() -> int:
                         thread.start()
                     time.sleep(0.5)  # polling at full rate before the creates start
                 before, started = served[0], time.monotonic()
-                made = parallel(lambda: raw_once(docker.from_env(timeout=300).api, net, True),
-                                args.parallel)
+                made = raw_parallel(net, args.parallel)
                 if mode == "polled":
                     rates.append((served[0] - before) / (time.monotonic() - started))
                 stop.set()

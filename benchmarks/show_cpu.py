@@ -68,6 +68,9 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--clients", type=int, default=10)
     parser.add_argument("--poll", type=float, default=0.02)
+    parser.add_argument("--path", choices=("show", "root"), default="show",
+                        help="what is polled: the show of a Creating row, or GET / (the "
+                             "version document: the server and middleware alone)")
     args = parser.parse_args()
 
     base = Path(tempfile.mkdtemp(prefix="zun-bench-showcpu-"))
@@ -79,7 +82,7 @@ def main() -> int:
         pid = zun.proc.pid
         keeper = zun.create_and_wait(0.1)["uuid"]
         frozen = _frozen_creating_row(zun, base, keeper)
-        path = f"/v1/containers/{frozen}"
+        path = f"/v1/containers/{frozen}" if args.path == "show" else "/"
         port = zun.port
         _poll(port, path, 200, 0)  # warm: caches, the pool, the first compilations
         idle_ms, idle_wall = _measure(pid, lambda: time.sleep(5))
