@@ -60,9 +60,10 @@ def create_network(req: ApiRequest) -> webob.Response:
 
 @route("DELETE", "/v1/networks/{network_ident}", "1.27")
 def delete_network(req: ApiRequest, network_ident: str) -> webob.Response:
-    """Remove the network (by its network ID) from every host that has it; 204. A host
-    that cannot (a container uses it there: 409) keeps its row, the others are still done,
-    and the first failure is the answer."""
+    """Remove the network (by its network ID) from every host that has it; 204.
+
+    A host that cannot (a container uses it there: 409) keeps its row, the others are still
+    done, and the first failure is the answer."""
     policy.authorize(req.context, "network:delete")
     with engine.transaction(readonly=True) as session:
         rows = queries.by_neutron_id(session, network_ident)
