@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from multinode import nsrelay
+from neutron_support import ZUN_POOL_PREFIX
 
 if TYPE_CHECKING:
     from multinode.cluster import Cluster, Node
@@ -603,22 +604,27 @@ def delete_run_resources(cloud: Any, tag: str) -> None:
     """What the tests of a killed run left in Neutron under the run's names (``zmn-<tag>-*``):
     security groups, networks with their ports, and kuryr's subnet pools of their subnets
     (``kuryrPool-<cidr>``, which kuryr removes only when the Docker network goes, and a killed
-    dockerd never removed it). A pool of that name still used by a live run with the same CIDR
-    would go too; the CIDRs of two runs differ unless their tags hash alike (1 in 250)."""
+    dockerd never removed it) and zun's per-node pools of them (``zun-pool-<subnet id>-<host>``,
+    which zun-compute removes after the Docker network). A kuryr pool still used by a live run
+    with the same CIDR would go too; the CIDRs of two runs differ unless their tags hash alike
+    (1 in 250)."""
     sess = cloud.session()
     url = sess.get_endpoint(service_type="network", interface="public").rstrip("/") + "/v2.0"
     prefix = f"zmn-{tag}-"
     networks = [n for n in sess.get(f"{url}/networks").json()["networks"]
                 if n["name"].startswith(prefix)]
     cidrs = set()
+    zun_pools: list[str] = []
     for net in networks:
         for port in sess.get(f"{url}/ports", params={"network_id": net["id"]}).json()["ports"]:
             sess.delete(f"{url}/ports/{port['id']}", raise_exc=False)
         subnets = sess.get(f"{url}/subnets", params={"network_id": net["id"]}).json()
         cidrs |= {subnet["cidr"] for subnet in subnets["subnets"]}
+        zun_pools += [f"{ZUN_POOL_PREFIX}{subnet['id']}-" for subnet in subnets["subnets"]]
         sess.delete(f"{url}/networks/{net['id']}", raise_exc=False)
+    owned = (prefix, *zun_pools)
     for pool in sess.get(f"{url}/subnetpools").json()["subnetpools"]:
-        if pool["name"].startswith(prefix) or pool["name"] in {f"kuryrPool-{c}" for c in cidrs}:
+        if pool["name"].startswith(owned) or pool["name"] in {f"kuryrPool-{c}" for c in cidrs}:
             sess.delete(f"{url}/subnetpools/{pool['id']}", raise_exc=False)
     for group in sess.get(f"{url}/security-groups").json()["security_groups"]:
         if group["name"].startswith(prefix):
