@@ -10,6 +10,7 @@ kuryr-libnetwork of scripts/openstack-services.sh.
                   Neutron (zun's ``[neutron_client]/region_name``; stopping the proxy makes
                   Neutron unreachable for zun, see neutron_support.NeutronProxy), the
                   zun-all, python-zunclient on the user's Keystone session, a private image
+  env_fixture     a module's ``env`` fixture: ``env = env_fixture("zun-e2e-kuryr-xyz")``
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 import neutron_support
 import openstack_env
+import pytest
 from e2e.support import ZunAll, http, sweep
 
 
@@ -217,3 +219,23 @@ def kuryr_env(
             openstack_env.delete_account(cloud, account)
             if image:
                 docker_client.api.remove_image(image)
+
+
+def env_fixture(name: str) -> Any:
+    """A module-scoped ``env`` fixture: the :func:`kuryr_env` of the module, named ``name``
+    (each module has a world of its own: account, network, proxy, zun-all)."""
+
+    @pytest.fixture(scope="module")
+    def env(
+        tmp_path_factory: pytest.TempPathFactory,
+        docker_client: Any,
+        busybox_image: str,
+        registry: dict[str, str],
+        openstack_cloud: openstack_env.OpenStackCloud,
+    ) -> Iterator[KuryrEnv]:
+        with kuryr_env(
+            tmp_path_factory, docker_client, busybox_image, registry, openstack_cloud, name=name
+        ) as made:
+            yield made
+
+    return env

@@ -6,33 +6,15 @@ takes the Neutron port on the project's network; the members share it.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
-import openstack_env
 import pytest
-from e2e.kuryr_support import KuryrEnv, kuryr_env, tcp_answer, wait
+from e2e.kuryr_support import KuryrEnv, env_fixture, tcp_answer, wait
 
 pytestmark = [pytest.mark.neutron, pytest.mark.e2e]
 
 
-@pytest.fixture(scope="module")
-def env(
-    tmp_path_factory: pytest.TempPathFactory,
-    docker_client: Any,
-    busybox_image: str,
-    registry: dict[str, str],
-    openstack_cloud: openstack_env.OpenStackCloud,
-) -> Iterator[KuryrEnv]:
-    with kuryr_env(
-        tmp_path_factory,
-        docker_client,
-        busybox_image,
-        registry,
-        openstack_cloud,
-        name="zun-e2e-kuryr-cap",
-    ) as made:
-        yield made
+env = env_fixture("zun-e2e-kuryr-cap")
 
 
 def _template(env: KuryrEnv, command: list[str]) -> dict[str, Any]:

@@ -6,12 +6,10 @@ ports' ``security_groups`` in Neutron.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import openstack_env
 import pytest
-from e2e.kuryr_support import KuryrEnv, kuryr_env, tcp_answer, wait
+from e2e.kuryr_support import KuryrEnv, env_fixture, tcp_answer, wait
 
 pytestmark = [pytest.mark.neutron, pytest.mark.e2e]
 
@@ -20,23 +18,7 @@ LISTEN = "while true; do echo {word} | nc -l -p {port}; done"
 BLOCKED = b"nc: timed out"
 
 
-@pytest.fixture(scope="module")
-def env(
-    tmp_path_factory: pytest.TempPathFactory,
-    docker_client: Any,
-    busybox_image: str,
-    registry: dict[str, str],
-    openstack_cloud: openstack_env.OpenStackCloud,
-) -> Iterator[KuryrEnv]:
-    with kuryr_env(
-        tmp_path_factory,
-        docker_client,
-        busybox_image,
-        registry,
-        openstack_cloud,
-        name="zun-e2e-kuryr-sg",
-    ) as made:
-        yield made
+env = env_fixture("zun-e2e-kuryr-sg")
 
 
 def _reach(docker_client: Any, client: str, addr: str, port: int, want: bytes) -> None:
