@@ -250,14 +250,17 @@ class NeutronClient:
         return dict(self._call("PUT", f"ports/{port_id}", json={"port": body},
                                not_found=exception.PortNotFound(port=port_id))["port"])
 
-    def delete_port(self, port_id: str) -> bool:
-        """False when it was gone already."""
+    def _delete(self, path: str) -> bool:
+        """DELETE ``path``; False when it was gone already."""
         try:
-            self._call("DELETE", f"ports/{port_id}",
-                       not_found=exception.PortNotFound(port=port_id))
-        except exception.PortNotFound:
+            self._call("DELETE", path, not_found=exception.NotFound(message="gone"))
+        except exception.NotFound:
             return False
         return True
+
+    def delete_port(self, port_id: str) -> bool:
+        """False when it was gone already."""
+        return self._delete(f"ports/{port_id}")
 
     def ensure_port_usable(self, port: dict[str, Any], project_id: str | None) -> None:
         """A port a user brings: their project's, not bound to anything, not in use."""
@@ -292,12 +295,7 @@ class NeutronClient:
 
     def delete_subnetpool(self, pool_id: str) -> bool:
         """False when it was gone already."""
-        try:
-            self._call("DELETE", f"subnetpools/{pool_id}",
-                       not_found=exception.NotFound(message="gone"))
-        except exception.NotFound:
-            return False
-        return True
+        return self._delete(f"subnetpools/{pool_id}")
 
     # -- security groups -----------------------------------------------------------------------
 
@@ -333,9 +331,5 @@ class NeutronClient:
                                json={"security_group_rule": body})["security_group_rule"])
 
     def delete_security_group(self, group_id: str) -> bool:
-        try:
-            self._call("DELETE", f"security-groups/{group_id}",
-                       not_found=exception.NotFound(message="gone"))
-        except exception.NotFound:
-            return False
-        return True
+        """False when it was gone already."""
+        return self._delete(f"security-groups/{group_id}")
