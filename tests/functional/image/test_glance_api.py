@@ -142,10 +142,11 @@ def test_container_runs_from_a_glance_image(
     saved_busybox: tuple[str, bytes], docker_client: Any, tmp_path: Any,
     openstack_cloud: openstack_env.OpenStackCloud,
 ) -> None:
-    from functional.api.resources_support import wait_for
+    from functional.api.resources_support import delete_container, wait_for
 
     CONF.set_override("images_directory", str(tmp_path / "glance-images"), group="glance")
     member, headers = _as(api, openstack_cloud, accounts.a)
+    admin = api.as_member(accounts.a.project_id, user=accounts.a.user_id, roles="admin")
     created = []
     try:
         for ident in (images.docker["name"], images.docker["id"]):
@@ -173,10 +174,18 @@ def test_container_runs_from_a_glance_image(
                                        headers=headers, json={"image": image})
             assert (r.status, r.error["code"]) == (400, code), r
         assert member.get(f"/v1/containers/{created[0]}").json["status"] == "Running"
+        # The node stops and removes a container whose image came from Glance like any other.
+        for uuid_ in list(created):
+            delete_container(admin, docker_client, uuid_, headers=headers)
+            created.remove(uuid_)
+        _nothing_left(accounts.a.project_id)
+        assert not docker_client.networks.list(names=[f"zun-{accounts.a.project_id}"])
     finally:
-        for uuid_ in created:
-            member.delete(f"/v1/containers/{uuid_}?force=true&stop=true")
-        CONF.clear_override("images_directory", group="glance")
+        try:
+            for uuid_ in created:
+                delete_container(admin, docker_client, uuid_, headers=headers)
+        finally:
+            CONF.clear_override("images_directory", group="glance")
 
 
 def _pulled(member: ApiClient, image_uuid: str) -> dict[str, Any]:
@@ -296,14 +305,16 @@ def _node_usage(host: str) -> tuple[float, int]:
 
 def test_container_failing_on_the_node_releases_its_claim(
     api: ApiClient, service_credentials: None, agent: Any, accounts: Any, images: Any,
-    glance_options: Any, tmp_path: Any, openstack_cloud: openstack_env.OpenStackCloud,
+    glance_options: Any, tmp_path: Any, docker_client: Any,
+    openstack_cloud: openstack_env.OpenStackCloud,
 ) -> None:
     """Found by the API (container_format docker), but its data is no `docker save` archive:
     the node fails the create with that reason, and the host's claim is given back."""
-    from functional.api.resources_support import wait_for
+    from functional.api.resources_support import delete_container, wait_for
 
     glance_options(images_directory=str(tmp_path / "glance-images"))
     member, headers = _as(api, openstack_cloud, accounts.a)
+    admin = api.as_member(accounts.a.project_id, user=accounts.a.user_id, roles="admin")
     before = _node_usage(agent.host)
     r = member.at("1.40").post("/v1/containers", headers=headers, json={
         "image": images.not_an_archive["id"], "image_driver": "glance", "run": True,
@@ -315,4 +326,4 @@ def test_container_failing_on_the_node_releases_its_claim(
         assert "not a Docker image archive" in shown["status_reason"], shown
         assert _node_usage(agent.host) == before
     finally:
-        member.delete(f"/v1/containers/{r.json['uuid']}?force=true")
+        delete_container(admin, docker_client, r.json["uuid"], headers=headers)
