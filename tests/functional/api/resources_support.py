@@ -6,7 +6,8 @@ engine, under a host name unique to the test; the API app of ``api`` talks to it
 and shares its (SQLite) database.
 
 A test that deletes a container waits until it is gone (:func:`delete_container`): a delete is a
-cast, and the agent stops at teardown whether or not it has done the work.
+cast, and the agent stops at teardown whether or not it has done the work. The fixture fails a
+test whose node still has engine containers once the agent stopped, after removing them.
 """
 
 from __future__ import annotations
@@ -57,6 +58,26 @@ def delete_container(client: ApiClient, docker_client: Any, uuid_: str, *,
     wait_for(gone, timeout=timeout, what=f"container {uuid_} to be deleted")
 
 
+def sweep_node(docker_client: Any, host: str) -> list[str]:
+    """Remove the engine containers labelled with ``host``; returns a line for each."""
+    left = []
+    for container in engine_containers(docker_client, f"zun.host={host}"):
+        labels = container.labels
+        left.append(f"{container.name} ({container.status}, image "
+                    f"{container.attrs['Config']['Image']}, uuid "
+                    f"{labels.get('zun.container.uuid') or labels.get('zun.capsule.uuid')})")
+        container.remove(force=True, v=True)
+    return left
+
+
+def require_node_empty(docker_client: Any, host: str) -> None:
+    """Fail when engine containers of ``host`` remain, listing them (removed first)."""
+    left = sweep_node(docker_client, host)
+    if left:
+        pytest.fail(f"engine containers of host {host} were left after the test "
+                    f"(now removed): {'; '.join(left)}", pytrace=False)
+
+
 @pytest.fixture
 def bus(api_db: str) -> Iterator[None]:
     from unit.api.apptesting import init_config
@@ -79,3 +100,5 @@ def agent(bus: None, docker_client: Any) -> Iterator[Any]:
         yield agent
     finally:
         agent.stop()
+        # A cast the test did not wait for dies with the agent: its containers would run on.
+        require_node_empty(docker_client, agent.host)
