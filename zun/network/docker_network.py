@@ -44,6 +44,7 @@ import docker.types
 from docker.models.networks import Network
 
 from zun.common import exception
+from zun.network import network_removal
 from zun.network.addresses import addresses_from_inspect
 from zun.network.ports import port_bindings, published_ports
 
@@ -235,15 +236,29 @@ def ensure_project_network(client: docker.DockerClient, project_id: str) -> Netw
         return ensure_project_network_locked(client, project_id)
 
 
+_GOING = ("removing", "dead")
+
+
 def _network_in_use(client: docker.DockerClient, net: Network) -> bool:
-    net.reload()
-    if net.attrs.get("Containers"):
+    if network_removal.containers_on(net):
         return True
     # Created-but-never-started containers have no endpoint yet, so the network's own list
     # misses them, and they know the network by name only (empty NetworkID) until started;
     # removing the network would make their start fail.
-    return any(client.containers.list(all=True, filters={"network": ident})
-               for ident in (net.name, net.id))
+    return any(_holds(client, entry["Id"])
+               for ident in (net.name, net.id)
+               for entry in client.api.containers(all=True, filters={"network": ident}))
+
+
+def _holds(client: docker.DockerClient, container_id: str) -> bool:
+    """Whether a container listed on a network keeps it: not one being removed, which only
+    waits for its endpoint's release. The engine's list still shows such a container as it
+    was (``running``); its inspect says ``removing``, or waits until it is gone."""
+    try:
+        status = client.api.inspect_container(container_id)["State"].get("Status")
+    except docker.errors.NotFound:
+        return False
+    return status not in _GOING
 
 
 def remove_project_network_if_unused_locked(client: docker.DockerClient,
@@ -424,7 +439,8 @@ def delete_network(client: docker.DockerClient, network_ident: str) -> bool:
 
     ``network_ident`` is the ``neutron_net_id`` given at creation, or a Docker network ID or
     name. Only Zun-managed networks are touched. Returns ``False`` when there is nothing to
-    delete; raises ``Conflict`` while a container uses the network.
+    delete; raises ``Conflict`` while a container uses the network (the engine's endpoints
+    being released are waited for, see :mod:`zun.network.network_removal`).
     """
     nets = _managed_with_neutron_id(client, network_ident)
     if not nets:
@@ -439,10 +455,8 @@ def delete_network(client: docker.DockerClient, network_ident: str) -> bool:
     for net in nets:
         with _lock_for(client, net.name):
             try:
-                if _network_in_use(client, net):
-                    raise exception.Conflict(
-                        message=f"Network {network_ident} is in use by containers.")
-                net.remove()
+                network_removal.remove(net, network_ident,
+                                       lambda n=net: _network_in_use(client, n))
                 removed = True
             except docker.errors.NotFound:
                 continue

@@ -35,7 +35,7 @@ import docker.errors
 from zun.common import exception
 from zun.db import engine
 from zun.db.queries import networks as network_q
-from zun.network import docker_network, kuryr_network
+from zun.network import docker_network, kuryr_network, network_removal
 from zun.network.neutron import NeutronClient
 
 LOG = logging.getLogger(__name__)
@@ -218,22 +218,23 @@ def _make(client: docker.DockerClient, neutron: NeutronClient, net_id: str, host
 
 
 def remove(client: docker.DockerClient, neutron: NeutronClient | None, net_id: str) -> bool:
-    """Remove the Docker network of a Neutron network (409 while a container uses it), then
+    """Remove the Docker network of a Neutron network (409 while a container uses it, or when
+    the engine has not released its endpoints within ``network_removal.RELEASE_WAIT``), then
     Zun's pools it was made with; False when there was none."""
     with docker_network._lock_for(client, net_id):
         nets = kuryr_network.docker_networks_named(client, net_id)
         pools: list[str] = []
         for net in nets:
             net.reload()
-            if net.attrs.get("Containers"):
-                raise exception.Conflict(message=f"Network {net_id} is in use by containers.")
-            pools += pools_of(net)
+            pools_made = pools_of(net)
             try:
-                net.remove()
+                network_removal.remove(
+                    net, net_id, lambda n=net: bool(network_removal.containers_on(n)))
             except docker.errors.NotFound:
                 continue
             except docker.errors.APIError as err:
                 raise kuryr_network.engine_error(err) from err
+            pools += pools_made
         if pools and neutron is not None:
             remove_pools(neutron, pools)
         return bool(nets)
