@@ -105,3 +105,46 @@ def test_network_in_use_is_not_deleted(api: ApiClient, agent: Any,  # noqa: F811
     finally:
         container.remove(force=True)
     assert admin.at("1.27").delete(f"/v1/networks/{net_id}").status == 204
+
+
+def test_a_row_of_a_host_without_compute_service_is_dropped(
+        api: ApiClient, seed: Seed, agent: Any, net_id: str,  # noqa: F811
+        docker_client: docker.DockerClient) -> None:
+    """A host whose zun-compute service was deleted never answers: its row is stale and goes
+    with the delete; the live host's network goes as usual."""
+    admin = api.as_admin()
+    r = admin.post("/v1/networks", json={"name": "zt-n", "neutron_net_id": net_id})
+    assert r.status == 200, r
+    view = r.json
+    seed.network(neutron_net_id=net_id, host="zt-host-gone")
+    seed.network(neutron_net_id=net_id, host="")
+    assert {row.host for row in _rows(net_id)} == {"", agent.host, "zt-host-gone"}
+    r = admin.at("1.27").delete(f"/v1/networks/{net_id}")
+    assert r.status == 204, r
+    assert _rows(net_id) == []
+    with pytest.raises(docker.errors.NotFound):
+        docker_client.networks.get(view["network_id"])
+
+
+@pytest.mark.parametrize("down", [{"seen": 3600}, {"forced_down": True}],
+                         ids=["heartbeat-late", "forced-down"])
+def test_a_row_of_a_down_host_is_kept_and_named(
+        api: ApiClient, seed: Seed, agent: Any, net_id: str,  # noqa: F811
+        docker_client: docker.DockerClient, down: dict[str, Any]) -> None:
+    """A down host may come back with its Docker network: its row stays, the answer names the
+    host (503), the live host's network still goes; once the service is deleted, the row goes."""
+    admin = api.as_admin()
+    r = admin.post("/v1/networks", json={"name": "zt-n", "neutron_net_id": net_id})
+    assert r.status == 200, r
+    seed.service("zt-host-down", **down)
+    seed.network(neutron_net_id=net_id, host="zt-host-down")
+    r = admin.at("1.27").delete(f"/v1/networks/{net_id}")
+    assert r.status == 503 and r.error["code"] == "container.host-unreachable", r
+    assert "zt-host-down" in r.error["detail"] and "is down" in r.error["detail"], r
+    assert [row.host for row in _rows(net_id)] == ["zt-host-down"]
+    assert not [n for n in docker_client.networks.list(names=[net_id]) if n.name == net_id]
+
+    r = admin.delete("/v1/services?binary=zun-compute&host=zt-host-down")
+    assert r.status == 200, r
+    assert admin.at("1.27").delete(f"/v1/networks/{net_id}").status == 204
+    assert _rows(net_id) == []

@@ -537,3 +537,27 @@ def test_delete_while_neutron_is_unreachable_keeps_the_row_and_the_port(cloud: A
     assert env.neutron.port(port_id) is not None
     _delete(env, uuid_)  # Neutron back: the delete finishes, the port goes
     neutron_support.assert_no_port_leaked(env.neutron, env.networks, env.before)
+
+
+def test_a_row_of_a_host_without_compute_service_goes_with_its_pool(cloud: Any,
+                                                                     api: ApiClient) -> None:
+    """A host whose zun-compute service is gone keeps no row and no pool after DELETE
+    /v1/networks (the API removes its pool: no node will); the live host's go as usual."""
+    from zun.db import engine as db_engine
+    from zun.db.queries import networks as network_q
+
+    env = cloud
+    net_id = env.net["id"]
+    _delete(env, _running(env, nets=[{"network": net_id}])["uuid"])
+    ghost = f"zt-gone-{uuid.uuid4().hex[:8]}"
+    env.neutron._post("subnetpools", {"subnetpool": {
+        "name": f"{neutron_support.ZUN_POOL_PREFIX}{env.subnet['id']}-{ghost}",
+        "prefixes": [env.subnet["cidr"]]}})
+    with db_engine.transaction() as session:
+        network_q.create(session, {"name": net_id, "neutron_net_id": net_id, "host": ghost})
+    assert len(env.neutron.zun_pools([net_id])) == 2
+    admin, token = _admin(api)
+    r = admin.delete(f"/v1/networks/{net_id}", headers=token)
+    assert r.status == 204, r
+    assert _network_rows(net_id) == []
+    assert env.neutron.zun_pools([net_id]) == []

@@ -24,6 +24,7 @@ from zun.db import engine
 from zun.db.queries import networks as queries
 from zun.network import mode as network_mode
 from zun.network import neutron as neutron_api
+from zun.network import stale_networks
 
 
 @route("POST", "/v1/networks")
@@ -62,18 +63,25 @@ def create_network(req: ApiRequest) -> webob.Response:
 def delete_network(req: ApiRequest, network_ident: str) -> webob.Response:
     """Remove the network (by its network ID) from every host that has it; 204.
 
-    A host that cannot (a container uses it there: 409) keeps its row, the others are still
-    done, and the first failure is the answer."""
+    A host that cannot (a container uses it there: 409; down: 503) keeps its row, the others
+    are still done, and the first failure is the answer. The row of a host with no compute
+    service left is dropped (zun.network.stale_networks)."""
     policy.authorize(req.context, "network:delete")
     with engine.transaction(readonly=True) as session:
         rows = queries.by_neutron_id(session, network_ident)
+        gone = {row.id for row in rows if stale_networks.host_gone(session, row.host)}
     if not rows:
         raise exception.NetworkNotFound(network=network_ident)
     api = image_network_rpc.get_rpcapi()
     failed: Exception | None = None
     for row in rows:
         try:
-            api.network_delete(req.context, row.host or "", network_ident)
+            if row.id in gone:
+                stale_networks.forget(row)
+                continue
+            if not image_network_rpc.host_is_up(row.host):
+                raise stale_networks.host_down(row.host)
+            api.network_delete(req.context, row.host, network_ident)
         except Exception as exc:
             failed = failed or exc
             continue

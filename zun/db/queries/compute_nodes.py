@@ -148,6 +148,11 @@ _SERVICE_UP = (sa.select(S.last_seen_up, S.updated_at, S.created_at, S.forced_do
                .where(S.host == sa.bindparam("host"), S.binary == COMPUTE_BINARY).limit(1))
 
 
+def has_compute_service(session: Session, host: str) -> bool:
+    """Whether ``host`` has a zun-compute service row at all (up, down or forced down)."""
+    return session.connection().execute(_SERVICE_UP, {"host": host}).first() is not None
+
+
 def compute_service_up(session: Session, host: str) -> bool:
     """Whether ``host``'s zun-compute service is up (a host with no service row is not)."""
     row = session.connection().execute(_SERVICE_UP, {"host": host}).first()
