@@ -1,6 +1,7 @@
 """Where a create's time goes, and create-to-Running as a polling client sees it vs raw Docker.
 
     python benchmarks/create_steps.py [--runs 10] [--parallel 10] [--poll 0.02]
+        [--set GROUP.OPTION=VALUE ...] [--session-nice N]
 
 One run, on the local Docker engine, with ``zun-all`` (SQLite, in-process bus) started through
 ``benchmarks/_create_probe.py``, which times each step of a create from the outside:
@@ -50,6 +51,7 @@ import threading
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -74,14 +76,38 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+def config_text(host: str, settings: list[str]) -> str:
+    """zun-all's configuration file: its host and console port, plus ``GROUP.OPTION=VALUE``
+    settings (``--set``)."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    groups["DEFAULT"].append(f"host = {host}")
+    groups["websocket_proxy"] += ["wsproxy_host = 127.0.0.1", f"wsproxy_port = {_free_port()}"]
+    for setting in settings:
+        name, sep, value = setting.partition("=")
+        group, dot, option = name.rpartition(".")
+        if not (sep and dot and group and option):
+            raise SystemExit(f"--set wants GROUP.OPTION=VALUE, not {setting!r}")
+        groups[group].append(f"{option} = {value}")
+    return "".join(f"[{group}]\n" + "".join(f"{line}\n" for line in lines)
+                   for group, lines in groups.items())
+
+
+def _own_session(nice: int) -> Callable[[], None]:
+    """What a service manager does (zun-all alone in its session, so in its own scheduling
+    autogroup), with that autogroup's nice value set to ``nice``: runs in the child."""
+    def lower() -> None:
+        Path("/proc/self/autogroup").write_text(str(nice))
+    return lower
+
+
 class Zun:
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: Path, settings: list[str] | None = None,
+                 session_nice: int | None = None) -> None:
         self.port = _free_port()
         self.host = f"bench-{uuid.uuid4().hex[:8]}"
         self.steps = base / "steps.jsonl"
         config = base / "zun.conf"
-        config.write_text(f"[DEFAULT]\nhost = {self.host}\n[websocket_proxy]\n"
-                          f"wsproxy_host = 127.0.0.1\nwsproxy_port = {_free_port()}\n")
+        config.write_text(config_text(self.host, settings or []))
         self.log = (base / "zun-all.log").open("wb")
         # ZUN_BENCH_PROBE: another probe script (e.g. one that also profiles).
         probe = Path(os.environ.get("ZUN_BENCH_PROBE")
@@ -90,7 +116,9 @@ class Zun:
             [sys.executable, str(probe), "--state-dir", str(base / "state"),
              "--port", str(self.port), "--config-file", str(config)],
             stdout=subprocess.DEVNULL, stderr=self.log,
-            env={**os.environ, "ZUN_BENCH_STEPS": str(self.steps)})
+            env={**os.environ, "ZUN_BENCH_STEPS": str(self.steps)},
+            start_new_session=session_nice is not None,
+            preexec_fn=None if session_nice is None else _own_session(session_nice))
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -285,6 +313,12 @@ def main() -> int:
                         help="rounds of the parallel phases (fast poll, slow poll, raw), in an "
                              "order that turns each round")
     parser.add_argument("--poll", type=float, default=0.02)
+    parser.add_argument("--set", action="append", default=[], metavar="GROUP.OPTION=VALUE",
+                        help="a zun-all setting, e.g. api.workers=4 (repeatable)")
+    parser.add_argument("--session-nice", type=int, default=None, metavar="N",
+                        help="start zun-all in a session of its own (as a service manager "
+                             "does) and give that session's scheduling autogroup nice N: the "
+                             "CPU priority of the whole process against Docker's")
     args = parser.parse_args()
 
     client = docker.from_env(timeout=300)
@@ -293,7 +327,7 @@ def main() -> int:
     raw_net = f"bench-raw-{uuid.uuid4().hex[:8]}"
     client.networks.create(raw_net, driver="bridge", labels={"bench": "raw"})
     try:
-        zun = Zun(base)
+        zun = Zun(base, args.set, args.session_nice)
     except BaseException:
         client.networks.get(raw_net).remove()
         shutil.rmtree(base, ignore_errors=True)
@@ -383,7 +417,9 @@ def main() -> int:
         raw_load = med(t for t, _ in raw_loaded)
         print(f"load average {load0:.1f} at start, {load1:.1f} at the end, on "
               f"{os.cpu_count()} CPUs; {args.runs} idle rounds, {args.parallel_rounds} x "
-              f"{args.parallel} parallel")
+              f"{args.parallel} parallel; settings: {' '.join(args.set) or 'defaults'}"
+              + ("" if args.session_nice is None
+                 else f"; own session, autogroup nice {args.session_nice}"))
         print("\nidle (medians):")
         print(f"  API, client polling show every {args.poll * 1000:.0f} ms   "
               f"{client_idle * 1000:8.1f} ms")
