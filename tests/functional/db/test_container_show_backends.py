@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -18,28 +16,8 @@ from zun.common import exception
 from zun.common.context import RequestContext
 from zun.compute import node_health
 from zun.db import engine as db_engine
-from zun.db import migration, models
+from zun.db import models
 from zun.db.queries import containers as container_q
-
-
-@pytest.fixture(
-    params=[
-        "sqlite",
-        pytest.param("mariadb", marks=pytest.mark.mariadb),
-        pytest.param("postgresql", marks=pytest.mark.postgresql),
-    ]
-)
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'zun.sqlite'}"
-    else:
-        url = request.getfixturevalue(f"{request.param}_url")()
-    migration.upgrade(url=url)
-    engine = db_engine.create_engine(url)
-    db_engine.set_engine(engine)
-    yield engine
-    db_engine.dispose()
-
 
 ADMIN = RequestContext(user_id="u", project_id="p", roles=["admin"], is_admin=True)
 

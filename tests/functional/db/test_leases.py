@@ -6,35 +6,13 @@ from __future__ import annotations
 
 import datetime
 import multiprocessing
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from zun.db import engine as db_engine
-from zun.db import migration, models
+from zun.db import models
 from zun.db.queries import leases
-
-
-@pytest.fixture(
-    params=[
-        "sqlite",
-        pytest.param("mariadb", marks=pytest.mark.mariadb),
-        pytest.param("postgresql", marks=pytest.mark.postgresql),
-    ]
-)
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Engine, str]]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'zun.sqlite'}"
-    else:
-        url = request.getfixturevalue(f"{request.param}_url")()
-    migration.upgrade(url=url)
-    engine = db_engine.create_engine(url)
-    db_engine.set_engine(engine)
-    yield engine, url
-    db_engine.dispose()
 
 
 def _expire(name: str) -> None:
@@ -45,7 +23,7 @@ def _expire(name: str) -> None:
                         .values(expires_at=past))
 
 
-def test_one_holder_renewal_expiry_and_release(backend: tuple[Engine, str]) -> None:
+def test_one_holder_renewal_expiry_and_release(backend: Engine) -> None:
     assert leases.hold("monitor", "a", 60)
     assert not leases.hold("monitor", "b", 60)
     assert leases.hold("monitor", "a", 60)  # its holder renews it
@@ -66,8 +44,8 @@ def _race(url: str, holder: str, start: multiprocessing.synchronize.Event,
     results.put((holder, leases.hold("race", holder, 60)))
 
 
-def test_processes_racing_from_nothing_one_wins(backend: tuple[Engine, str]) -> None:
-    _, url = backend
+def test_processes_racing_from_nothing_one_wins(backend: Engine) -> None:
+    url = backend.url.render_as_string(hide_password=False)
     db_engine.dispose()  # no pooled connection crosses the fork
     ctx = multiprocessing.get_context("fork")
     start, results = ctx.Event(), ctx.Queue()
