@@ -4,12 +4,18 @@
                 name, so that several runs on one machine share nothing but the engine;
                 restartable, and killable with SIGKILL like a crash
   wait_for      poll the API until a container settles (no task, wanted status)
-  wait_gone     poll until the API answers 404 for a container
+  wait_gone     poll until the API answers 404 for a container and the engine has none of it
+  delete_container / delete_capsule
+                a clean-up delete with rights that allow it, its answer checked, then
+                :func:`wait_gone`'s bounded wait
+  require_nothing_left
+                the fixtures' guard: fail listing the engine containers a test left on a host
   engine_uuids  UUIDs of the engine containers of a host (label ``zun.host``)
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import socket
@@ -21,6 +27,9 @@ import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any
+
+import pytest
+from engine_support import describe, engine_containers, sweep_host, wait_deleted
 
 ZUN_ALL = Path(sys.executable).parent / "zun-all"
 SETTLED_TASK = None
@@ -145,17 +154,86 @@ def wait_for(zun: Any, uuid_: str, statuses: tuple[str, ...] | str | None = None
                          f" {getattr(shown, 'status_reason', None)}")
 
 
-def wait_gone(zun: Any, uuid_: str, timeout: float = 60) -> None:
+def wait_gone(zun: Any, uuid_: str, docker_client: Any, timeout: float = 60) -> None:
+    """Poll (zunclient ``zun``) until the API answers 404 and no engine container carries the
+    UUID: the node answers 204 to a delete before it has done anything."""
     from zunclient import exceptions
 
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def answers_404() -> bool:
         try:
             zun.containers.get(uuid_)
         except exceptions.NotFound:
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"container {uuid_} is still there")
+            return True
+        return False
+
+    wait_deleted(docker_client, f"zun.container.uuid={uuid_}", answers_404,
+                 what=f"container {uuid_}", timeout=timeout)
+
+
+def admin_of(member: dict[str, str] | None) -> dict[str, str]:
+    """The noauth headers of an admin of ``member``'s project (none: zun-all's default
+    admin, project 'default'). A forced delete is admin-only: a member's is a 403."""
+    return {**member, "X-Roles": "admin"} if member else {}
+
+
+def delete_container(server: ZunAll, docker_client: Any, uuid_: str,
+                     member: dict[str, str] | None = None, timeout: float = 60,
+                     expect: tuple[int, ...] = (204, 404)) -> None:
+    """Force-delete a container of ``member``'s project (default: project 'default') as an
+    admin of that project at 1.40, require an ``expect``ed answer (a clean-up accepts a 404:
+    gone already), and wait until it is gone."""
+    admin = admin_of(member)
+    status, body = http(server, "DELETE", f"/v1/containers/{uuid_}?force=true", headers=admin)
+    assert status in expect, (status, body)
+
+    def answers_404() -> bool:
+        status, body = http(server, "GET", f"/v1/containers/{uuid_}", headers=admin)
+        assert status in (200, 404), (status, body)
+        return status == 404
+
+    wait_deleted(docker_client, f"zun.container.uuid={uuid_}", answers_404,
+                 what=f"container {uuid_}", timeout=timeout)
+
+
+def delete_capsule(server: ZunAll, docker_client: Any, uuid_: str,
+                   member: dict[str, str] | None = None, timeout: float = 90) -> None:
+    """Delete a capsule as its member (the capsule API has no force), require 204 or 404,
+    and wait until the API answers 404 and no engine container (sandbox, members) is left."""
+    status, body = http(server, "DELETE", f"/v1/capsules/{uuid_}", headers=member)
+    assert status in (204, 404), (status, body)
+
+    def answers_404() -> bool:
+        status, body = http(server, "GET", f"/v1/capsules/{uuid_}", headers=member)
+        assert status in (200, 404), (status, body)
+        return status == 404
+
+    wait_deleted(docker_client, f"zun.capsule.uuid={uuid_}", answers_404,
+                 what=f"capsule {uuid_}", timeout=timeout)
+
+
+def require_nothing_left(server: ZunAll, docker_client: Any) -> None:
+    """Fail listing the engine containers of ``server``'s host that are still there (a test
+    left them: a clean-up delete refused, or not waited for). They are deleted first: through
+    the API while the server runs (admin, all projects), so that their rows go too, then
+    from the engine whatever remains."""
+    left = engine_containers(docker_client, f"zun.host={server.host}")
+    if not left:
+        return
+    found = [describe(c) for c in left]
+    running = server.proc is not None and server.proc.poll() is None
+    for container in left if running else ():
+        uuid_ = container.labels.get("zun.container.uuid")
+        if uuid_ and "zun.capsule.uuid" not in container.labels:
+            # Best effort: the sweep below removes what the node does not.
+            with contextlib.suppress(AssertionError, OSError):
+                http(server, "DELETE", f"/v1/containers/{uuid_}?force=true&all_projects=true")
+                wait_deleted(docker_client, f"zun.container.uuid={uuid_}",
+                             lambda u=uuid_: http(server, "GET", f"/v1/containers/{u}"
+                                                  "?all_projects=true")[0] == 404,
+                             what=f"container {uuid_}", timeout=30)
+    sweep_host(docker_client, server.host)
+    pytest.fail(f"engine containers of zun-all host {server.host} were left behind (now "
+                f"deleted): {'; '.join(found)}", pytrace=False)
 
 
 def sweep(docker_client: Any, host: str, project_ids: tuple[str, ...] = ("default",)) -> None:

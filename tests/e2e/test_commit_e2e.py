@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from e2e.support import ZunAll, http, wait_for
+from e2e.support import ZunAll, delete_container, http, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -19,7 +19,8 @@ MEMBER = {"X-User-Id": f"user-{RUN}", "X-Project-Id": PROJECT, "X-Roles": "membe
 
 
 @pytest.fixture(scope="module")
-def member_container(zun_all: ZunAll, registry: dict[str, str]) -> Iterator[str]:
+def member_container(zun_all: ZunAll, registry: dict[str, str],
+                     docker_client: Any) -> Iterator[str]:
     status, body = http(zun_all, "POST", "/v1/containers?run=true", {
         "image": registry["image"], "command": ["sleep", "3600"]}, MEMBER)
     assert status == 202, body
@@ -27,7 +28,7 @@ def member_container(zun_all: ZunAll, registry: dict[str, str]) -> Iterator[str]
     member.http_client.session.session.headers.update(MEMBER)
     wait_for(member, body["uuid"], "Running", timeout=120)
     yield body["uuid"]
-    http(zun_all, "DELETE", f"/v1/containers/{body['uuid']}?force=true", headers=MEMBER)
+    delete_container(zun_all, docker_client, body["uuid"], MEMBER)
 
 
 @pytest.fixture

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e.support import wait_for
+from e2e.support import ZunAll, delete_container, wait_for
 from functional.console.support import PtyProgram
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docker]
@@ -17,10 +18,15 @@ pytestmark = [pytest.mark.e2e, pytest.mark.docker]
 CLIENT = Path(__file__).resolve().parents[1] / "functional" / "console" / "zunclient_console.py"
 
 
-def _run_interactive(zun: Any) -> Any:
+@pytest.fixture
+def interactive(zun_all: ZunAll, zun: Any, docker_client: Any) -> Iterator[Any]:
+    """A running container whose main process is an interactive ``sh``, deleted after."""
     created = zun.containers.run(image="busybox", command=["sh"], interactive=True, tty=True,
                                  image_pull_policy="ifnotpresent")
-    return wait_for(zun, created.uuid, "Running")
+    try:
+        yield wait_for(zun, created.uuid, "Running")
+    finally:
+        delete_container(zun_all, docker_client, created.uuid)
 
 
 def _client(zun_all: Any, *args: str, rows: int = 30, cols: int = 100) -> PtyProgram:
@@ -32,9 +38,9 @@ def _console_actions(zun: Any, container_uuid: str) -> list[Any]:
     return [a for a in zun.actions.list(container_uuid) if a.action == "console"]
 
 
-def test_exec_interactive_type_read_resize_exit(zun_all: Any, zun: Any,
-                                                docker_client: Any) -> None:
-    ct = _run_interactive(zun)
+def test_exec_interactive_type_read_resize_exit(zun_all: Any, zun: Any, docker_client: Any,
+                                                interactive: Any) -> None:
+    ct = interactive
     term = _client(zun_all, "exec", ct.uuid)
     try:
         exec_id = term.expect(r"exec-id: ([0-9a-f]{64})").group(1).decode()
@@ -64,8 +70,9 @@ def test_exec_interactive_type_read_resize_exit(zun_all: Any, zun: Any,
         time.sleep(0.2)
 
 
-def test_replayed_exec_url_is_refused_in_the_client(zun_all: Any, zun: Any) -> None:
-    ct = _run_interactive(zun)
+def test_replayed_exec_url_is_refused_in_the_client(zun_all: Any, zun: Any,
+                                                     interactive: Any) -> None:
+    ct = interactive
     reply = zun.containers.execute(ct.uuid, command='"sh"', run=False, interactive=True)
     assert reply["output"] is None and reply["exit_code"] is None
     assert reply["proxy_url"].startswith("ws://127.0.0.1:")  # [websocket_proxy]/base_url
@@ -86,9 +93,9 @@ def test_replayed_exec_url_is_refused_in_the_client(zun_all: Any, zun: Any) -> N
         again.close()
 
 
-def test_attach_resize_and_two_consoles_at_once(zun_all: Any, zun: Any,
-                                                docker_client: Any) -> None:
-    ct = _run_interactive(zun)
+def test_attach_resize_and_two_consoles_at_once(zun_all: Any, zun: Any, docker_client: Any,
+                                                interactive: Any) -> None:
+    ct = interactive
     attach = _client(zun_all, "attach", ct.uuid, rows=33, cols=90)
     shell = _client(zun_all, "exec", ct.uuid)
     try:

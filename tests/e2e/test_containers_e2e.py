@@ -25,13 +25,13 @@ def _run(zun: Any, **kwargs: Any) -> Any:
 
 
 @pytest.fixture
-def running(zun: Any) -> Any:
+def running(zun: Any, docker_client: Any) -> Any:
     created = _run(zun, name=f"e2e-{uuid.uuid4().hex[:8]}")
     shown = wait_for(zun, created.uuid, "Running")
     yield shown
     try:
         zun.containers.delete(created.uuid, force=True)
-        wait_gone(zun, created.uuid)
+        wait_gone(zun, created.uuid, docker_client)
     except exceptions.NotFound:
         pass
 
@@ -51,7 +51,7 @@ def test_run_list_show_agree(zun: Any, running: Any, zun_all: Any,
     assert float(host.cpu_used) >= 0.1
 
 
-def test_create_then_start(zun: Any) -> None:
+def test_create_then_start(zun: Any, docker_client: Any) -> None:
     created = zun.containers.create(image="busybox", command=["sleep", "300"],
                                     image_pull_policy="ifnotpresent", cpu=0.1, memory=32)
     try:
@@ -61,7 +61,7 @@ def test_create_then_start(zun: Any) -> None:
         wait_for(zun, created.uuid, "Running")
     finally:
         zun.containers.delete(created.uuid, force=True)
-        wait_gone(zun, created.uuid)
+        wait_gone(zun, created.uuid, docker_client)
 
 
 def test_update_and_rename(zun: Any, running: Any, docker_client: Any, zun_all: Any) -> None:
@@ -99,7 +99,7 @@ def test_lifecycle_actions(zun: Any, running: Any) -> None:
     assert kill.events[0]["result"] == "Success"
 
 
-def test_logs_exec_top_stats(zun: Any) -> None:
+def test_logs_exec_top_stats(zun: Any, docker_client: Any) -> None:
     created = _run(zun, command=["sh", "-c", "echo hello-logs; sleep 300"])
     try:
         wait_for(zun, created.uuid, "Running")
@@ -118,7 +118,7 @@ def test_logs_exec_top_stats(zun: Any) -> None:
         assert "CPU %" in stats and stats["MEM LIMIT(MiB)"] == pytest.approx(32, abs=1)
     finally:
         zun.containers.delete(created.uuid, force=True)
-        wait_gone(zun, created.uuid)
+        wait_gone(zun, created.uuid, docker_client)
 
 
 def test_archives(zun: Any, running: Any) -> None:
@@ -179,7 +179,7 @@ def test_delete_variants(zun: Any, zun_all: Any, docker_client: Any) -> None:
     zun.containers.stop(stopped.uuid, 0)
     wait_for(zun, stopped.uuid, "Stopped")
     zun.containers.delete(stopped.uuid)
-    wait_gone(zun, stopped.uuid)
+    wait_gone(zun, stopped.uuid, docker_client)
 
     # PID 1 ignores SIGTERM unless it traps it: this one does, so the stop is quick.
     stop_first = _run(zun, command=["sh", "-c", "trap 'exit 0' TERM; sleep 300 & wait"])
@@ -187,12 +187,12 @@ def test_delete_variants(zun: Any, zun_all: Any, docker_client: Any) -> None:
     with pytest.raises(exceptions.Conflict):
         zun.containers.delete(stop_first.uuid)
     zun.containers.delete(stop_first.uuid, stop=True)
-    wait_gone(zun, stop_first.uuid)
+    wait_gone(zun, stop_first.uuid, docker_client)
 
     forced = _run(zun)
     wait_for(zun, forced.uuid, "Running")
     zun.containers.delete(forced.uuid, force=True)
-    wait_gone(zun, forced.uuid)
+    wait_gone(zun, forced.uuid, docker_client)
     remaining = engine_uuids(docker_client, zun_all.host)
     assert not {stopped.uuid, stop_first.uuid, forced.uuid} & remaining
 
@@ -222,4 +222,4 @@ def test_exposed_port_is_published_on_the_node(zun: Any, docker_client: Any) -> 
                 time.sleep(0.2)
     finally:
         zun.containers.delete(created.uuid, force=True)
-        wait_gone(zun, created.uuid)
+        wait_gone(zun, created.uuid, docker_client)

@@ -48,7 +48,7 @@ def _failed(zun: Any, server: ZunAll, docker_client: Any, **kwargs: Any) -> Any:
         return shown
     finally:
         zun.containers.delete(created.uuid)
-        wait_gone(zun, created.uuid)
+        wait_gone(zun, created.uuid, docker_client)
 
 
 def test_image_that_does_not_exist(zun: Any, zun_all: ZunAll, docker_client: Any,
@@ -85,7 +85,7 @@ def test_private_registry_accepting_credentials(zun: Any, zun_all: ZunAll, docke
         wait_for(zun, created.uuid, "Running")
     finally:
         zun.containers.delete(created.uuid, force=True)
-        wait_gone(zun, created.uuid)
+        wait_gone(zun, created.uuid, docker_client)
         docker_client.images.remove(private_registry["image"], force=True)
     assert private_registry["password"] not in zun_all.log.read_text()
 
@@ -167,8 +167,8 @@ def test_killed_mid_create_then_restarted(tmp_path: Path, docker_client: Any,
         assert_consistent(zun, server, docker_client)
         zun.containers.delete(fine.uuid, force=True)
         zun.containers.delete(created.uuid)
-        wait_gone(zun, fine.uuid)
-        wait_gone(zun, created.uuid)
+        wait_gone(zun, fine.uuid, docker_client)
+        wait_gone(zun, created.uuid, docker_client)
     finally:
         server.stop()
         for container in docker_client.containers.list(
@@ -197,7 +197,7 @@ def test_killed_after_create_was_accepted(tmp_path: Path, docker_client: Any,
         for uuid_ in uuids:
             assert by_uuid[uuid_].status in ("Running", "Error")
             zun.containers.delete(uuid_, force=True)
-            wait_gone(zun, uuid_)
+            wait_gone(zun, uuid_, docker_client)
         assert not engine_uuids(docker_client, server.host)
     finally:
         server.stop()

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from e2e import cis_section5
-from e2e.support import ZunAll, http, wait_for
+from e2e.support import ZunAll, delete_capsule, delete_container, http, wait_for
 
 from zun.runtime.docker import spec
 
@@ -47,7 +47,7 @@ def default_container(zun_all: ZunAll, registry: dict[str, str], docker_client: 
     try:
         yield _engine_container(docker_client, body["uuid"])
     finally:
-        http(zun_all, "DELETE", f"/v1/containers/{body['uuid']}?force=true", headers=MEMBER)
+        delete_container(zun_all, docker_client, body["uuid"], MEMBER)
 
 
 def _documented_score() -> tuple[str, set[str]] | None:
@@ -110,7 +110,7 @@ def member_capsule(zun_all: ZunAll, registry: dict[str, str], docker_client: Any
                    for c in shown["containers"]]
         yield members
     finally:
-        http(zun_all, "DELETE", f"/v1/capsules/{uuid_}", headers=MEMBER)
+        delete_capsule(zun_all, docker_client, uuid_, MEMBER)
 
 
 def test_capsule_members_get_the_default_limits_and_the_hardening(member_capsule: Any) -> None:

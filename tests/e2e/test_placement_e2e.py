@@ -17,7 +17,7 @@ from typing import Any
 
 import openstack_env
 import pytest
-from e2e.support import ZunAll, free_port, http, sweep
+from e2e.support import ZunAll, delete_container, free_port, http, sweep
 
 pytestmark = pytest.mark.placement
 
@@ -111,14 +111,8 @@ def settled(server: ZunAll, uuid_: str, timeout: float = 90) -> dict[str, Any]:
     return wait(done, f"container {uuid_} to settle", timeout)
 
 
-def delete(server: ZunAll, uuid_: str) -> None:
-    status, body = http(server, "DELETE", f"/v1/containers/{uuid_}?force=true")
-    assert status == 204, body
-
-    def gone() -> bool:
-        return http(server, "GET", f"/v1/containers/{uuid_}")[0] == 404
-
-    wait(gone, f"container {uuid_} to be deleted")
+def delete(server: ZunAll, docker_client: Any, uuid_: str) -> None:
+    delete_container(server, docker_client, uuid_, expect=(204,))
 
 
 def released(placement: Placement, uuid_: str) -> None:
@@ -158,7 +152,7 @@ def test_inventory_reported_with_the_nodes_own_ratios_and_reserves(
 
 def test_create_claims_the_allocation_and_delete_releases_it(
         server: ZunAll, provider: dict[str, Any], placement: Placement,
-        busybox_image: str) -> None:
+        busybox_image: str, docker_client: Any) -> None:
     uuid_ = create(server, sleeper(busybox_image, cpu=0.5, memory=64))
     # The allocation is claimed by zun-api before the 202, with the container as consumer.
     allocation = placement.allocations(uuid_)
@@ -169,18 +163,19 @@ def test_create_claims_the_allocation_and_delete_releases_it(
     assert allocation["project_id"] == "default"
     assert allocation["consumer_type"] == "ZUN_CONTAINER"
     assert settled(server, uuid_)["status"] == "Running"
-    delete(server, uuid_)
+    delete(server, docker_client, uuid_)
     released(placement, uuid_)
 
 
 def test_failed_create_on_the_node_releases_the_allocation(
-        server: ZunAll, provider: dict[str, Any], placement: Placement) -> None:
+        server: ZunAll, provider: dict[str, Any], placement: Placement,
+        docker_client: Any) -> None:
     uuid_ = create(server, {"image": f"zun-test/absent-{uuid.uuid4().hex[:8]}:latest",
                             "image_pull_policy": "never", "memory": 32})
     shown = settled(server, uuid_)
     assert shown["status"] == "Error", shown
     released(placement, uuid_)
-    delete(server, uuid_)
+    delete(server, docker_client, uuid_)
 
 
 def test_capsule_claims_the_sum_of_its_members_and_releases_it(
@@ -236,7 +231,7 @@ def test_capsule_that_fails_on_the_node_releases_its_allocation(
 
 def test_a_nova_consumer_on_the_same_provider_is_never_double_booked(
         server: ZunAll, provider: dict[str, Any], placement: Placement,
-        busybox_image: str) -> None:
+        busybox_image: str, docker_client: Any) -> None:
     rp = provider["uuid"]
     inv = placement.get(f"/resource_providers/{rp}/inventories")["inventories"]["MEMORY_MB"]
     capacity = int((inv["total"] - inv["reserved"]) * inv["allocation_ratio"])
@@ -268,8 +263,8 @@ def test_a_nova_consumer_on_the_same_provider_is_never_double_booked(
         time.sleep(REFRESH * 2)
         assert placement.allocations(nova)["allocations"][rp]["resources"]["MEMORY_MB"] \
             == nova_mb
-        delete(server, fits)
-        delete(server, too_big)
+        delete(server, docker_client, fits)
+        delete(server, docker_client, too_big)
     finally:
         placement.call("DELETE", f"/allocations/{nova}")
 
@@ -278,7 +273,7 @@ def test_a_nova_consumer_on_the_same_provider_is_never_double_booked(
 
 def test_resize_moves_the_allocation_with_the_limits_or_is_refused(
         server: ZunAll, provider: dict[str, Any], placement: Placement,
-        busybox_image: str) -> None:
+        busybox_image: str, docker_client: Any) -> None:
     rp = provider["uuid"]
     uuid_ = create(server, sleeper(busybox_image, memory=64))
     assert settled(server, uuid_)["status"] == "Running"
@@ -306,7 +301,7 @@ def test_resize_moves_the_allocation_with_the_limits_or_is_refused(
         assert shown["memory"] in ("96", "96M", 96), shown
     finally:
         placement.call("DELETE", f"/allocations/{nova}")
-    delete(server, uuid_)
+    delete(server, docker_client, uuid_)
     released(placement, uuid_)
 
 
@@ -314,7 +309,7 @@ def test_resize_moves_the_allocation_with_the_limits_or_is_refused(
 
 def test_reconciliation_heals_drift_both_ways(
         server: ZunAll, provider: dict[str, Any], placement: Placement,
-        busybox_image: str) -> None:
+        busybox_image: str, docker_client: Any) -> None:
     rp = provider["uuid"]
     uuid_ = create(server, sleeper(busybox_image, memory=48))
     assert settled(server, uuid_)["status"] == "Running"
@@ -335,7 +330,7 @@ def test_reconciliation_heals_drift_both_ways(
         "VCPU": 1, "MEMORY_MB": 48}
     wait(lambda: placement.allocations(ghost)["allocations"] == {},
          "the leaked allocation to be deleted", REFRESH * 30)
-    delete(server, uuid_)
+    delete(server, docker_client, uuid_)
     released(placement, uuid_)
 
 
@@ -343,7 +338,7 @@ def test_reconciliation_heals_drift_both_ways(
 
 def test_restarted_node_finds_its_provider_again(
         server: ZunAll, provider: dict[str, Any], placement: Placement,
-        busybox_image: str) -> None:
+        busybox_image: str, docker_client: Any) -> None:
     uuid_ = create(server, sleeper(busybox_image, memory=40))
     assert settled(server, uuid_)["status"] == "Running"
     server.stop()
@@ -353,7 +348,7 @@ def test_restarted_node_finds_its_provider_again(
     assert [p["uuid"] for p in found] == [provider["uuid"]]
     assert placement.allocations(uuid_)["allocations"][provider["uuid"]]["resources"] == {
         "VCPU": 1, "MEMORY_MB": 40}
-    delete(server, uuid_)
+    delete(server, docker_client, uuid_)
 
 
 def test_a_provider_already_named_after_the_node_is_adopted(
@@ -407,7 +402,7 @@ def test_host_shared_with_nova_books_on_novas_provider_and_keeps_its_inventory(
                 for rc, inv in inventories["inventories"].items()} == {
             "VCPU": (8, 0, 16.0), "MEMORY_MB": (4096, 512, 1.5)}
         assert [p["uuid"] for p in placement.providers_named(host)] == [nova_rp]
-        delete(zun_all, uuid_)
+        delete(zun_all, docker_client, uuid_)
         released(placement, uuid_)
     finally:
         zun_all.stop()

@@ -7,7 +7,8 @@ and shares its (SQLite) database.
 
 A test that deletes a container waits until it is gone (:func:`delete_container`): a delete is a
 cast, and the agent stops at teardown whether or not it has done the work. The fixture fails a
-test whose node still has engine containers once the agent stopped, after removing them.
+test whose node still has engine containers once the agent stopped, after removing them
+(both from ``engine_support``, shared with tests/e2e).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from engine_support import require_host_empty, wait_deleted
 from unit.api.apptesting import ApiClient
 
 from zun.common import rpc
@@ -34,11 +36,6 @@ def wait_for(check: Callable[[], Any], timeout: float = 60.0, what: str = "condi
         time.sleep(0.2)
 
 
-def engine_containers(docker_client: Any, label: str) -> list[Any]:
-    """The engine containers carrying ``label`` (``key=value``), stopped ones too."""
-    return docker_client.containers.list(all=True, filters={"label": label})
-
-
 def delete_container(client: ApiClient, docker_client: Any, uuid_: str, *,
                      headers: dict[str, str] | None = None, timeout: float = 60.0) -> None:
     """Force-delete and wait until the API answers 404 and no engine container carries the
@@ -49,33 +46,13 @@ def delete_container(client: ApiClient, docker_client: Any, uuid_: str, *,
     r = client.at("1.40").delete(f"/v1/containers/{uuid_}?force=true", headers=headers)
     assert r.status in (204, 404), r
 
-    def gone() -> bool:
+    def answers_404() -> bool:
         shown = client.get(f"/v1/containers/{uuid_}", headers=headers)
         assert shown.status in (200, 404), shown
-        return shown.status == 404 and not engine_containers(docker_client,
-                                                              f"zun.container.uuid={uuid_}")
+        return shown.status == 404
 
-    wait_for(gone, timeout=timeout, what=f"container {uuid_} to be deleted")
-
-
-def sweep_node(docker_client: Any, host: str) -> list[str]:
-    """Remove the engine containers labelled with ``host``; returns a line for each."""
-    left = []
-    for container in engine_containers(docker_client, f"zun.host={host}"):
-        labels = container.labels
-        left.append(f"{container.name} ({container.status}, image "
-                    f"{container.attrs['Config']['Image']}, uuid "
-                    f"{labels.get('zun.container.uuid') or labels.get('zun.capsule.uuid')})")
-        container.remove(force=True, v=True)
-    return left
-
-
-def require_node_empty(docker_client: Any, host: str) -> None:
-    """Fail when engine containers of ``host`` remain, listing them (removed first)."""
-    left = sweep_node(docker_client, host)
-    if left:
-        pytest.fail(f"engine containers of host {host} were left after the test "
-                    f"(now removed): {'; '.join(left)}", pytrace=False)
+    wait_deleted(docker_client, f"zun.container.uuid={uuid_}", answers_404,
+                 what=f"container {uuid_}", timeout=timeout)
 
 
 @pytest.fixture
@@ -101,4 +78,4 @@ def agent(bus: None, docker_client: Any) -> Iterator[Any]:
     finally:
         agent.stop()
         # A cast the test did not wait for dies with the agent: its containers would run on.
-        require_node_empty(docker_client, agent.host)
+        require_host_empty(docker_client, agent.host)
