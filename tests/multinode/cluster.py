@@ -519,6 +519,45 @@ class Cluster:
         self._clients.append(zun)
         return zun
 
+    def delete_containers(self, zun: Any, uuids: Sequence[str], timeout: float = 90,
+                          stop: bool = False) -> None:
+        """Force-delete the containers with ``zun`` (an admin's client: a member's forced
+        delete is a 403; only a 404, gone already, is not raised) and wait until the API
+        lists none of them and no node's engine has a container of one: a delete is a cast.
+        An AssertionError naming what is left when ``timeout`` passes first."""
+        from zunclient import exceptions
+
+        for uuid_ in uuids:
+            try:
+                zun.containers.delete(uuid_, force=True, stop=stop, all_projects=True)
+            except exceptions.NotFound:
+                pass
+        wanted = set(uuids)
+        deadline = time.monotonic() + timeout
+        while True:
+            listed = wanted & {c.uuid for c in zun.containers.list(all_projects=True)}
+            engines = self._engine_containers(wanted)
+            if not listed and not engines:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"containers not deleted within {timeout} s: listed "
+                                     f"{sorted(listed)}, on the engines {engines}")
+            time.sleep(0.5)
+
+    def _engine_containers(self, uuids: set[str]) -> list[str]:
+        """``node: name`` of the engine containers of ``uuids`` on the nodes that answer."""
+        found = []
+        for node in self.nodes:
+            if not node.engine_answers():
+                continue
+            client = node.engine()
+            try:
+                found += [f"{node.name}: {c.name}" for c in client.containers.list(all=True)
+                          if c.labels.get("zun.container.uuid") in uuids]
+            finally:
+                client.close()
+        return found
+
     def close_clients(self) -> None:
         for zun in self._clients:
             zun.http_client.session.session.close()

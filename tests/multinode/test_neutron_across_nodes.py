@@ -43,28 +43,14 @@ def env(neutron_cluster: Cluster, openstack_cloud: Any) -> Iterator[SimpleNamesp
     try:
         yield env
     finally:
-        for ct in env.containers:
-            try:
-                zun.containers.delete(ct, force=True, stop=True)
-            except Exception:  # gone already: the ledger below still checks Neutron
-                pass
-        _wait_gone(zun, env.containers)
         try:
+            neutron_cluster.delete_containers(zun, env.containers, stop=True)
             neutron_support.assert_no_port_leaked(neutron, [env.net["id"]], before)
         finally:
             # The Docker networks of kuryr on each node, then what the test made in Neutron.
             for node in neutron_cluster.nodes:
                 node.remove_engine_networks()
             neutron.cleanup([env.net["id"]])
-
-
-def _wait_gone(zun: Any, uuids: list[str], timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        listed = {c.uuid for c in zun.containers.list(all_projects=True)}
-        if not listed & set(uuids):
-            return
-        time.sleep(0.5)
 
 
 def run_on(env: SimpleNamespace, host: str, command: str, **kwargs: Any) -> Any:

@@ -51,17 +51,13 @@ def env(neutron_cluster: Cluster, openstack_cloud: Any) -> Iterator[SimpleNamesp
         containers=[],
         db=sa.create_engine(neutron_cluster.db_url, poolclass=sa.pool.NullPool),
         url=neutron_cluster.url,
+        cluster=neutron_cluster,
     )
     try:
         yield env
     finally:
         try:
-            for ct in env.containers:
-                try:
-                    env.zun.containers.delete(ct, force=True, stop=True)
-                except Exception:  # gone already
-                    pass
-            _wait_gone(env.zun, env.containers)
+            neutron_cluster.delete_containers(env.zun, env.containers, stop=True)
             with env.db.begin() as conn:
                 conn.execute(
                     sa.text("DELETE FROM network WHERE neutron_net_id = :n"), {"n": env.net["id"]}
@@ -73,14 +69,6 @@ def env(neutron_cluster: Cluster, openstack_cloud: Any) -> Iterator[SimpleNamesp
                         docker_net.remove()
             neutron.cleanup([env.net["id"]])
             env.db.dispose()
-
-
-def _wait_gone(zun: Any, uuids: list[str], timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not {c.uuid for c in zun.containers.list(all_projects=True)} & set(uuids):
-            return
-        time.sleep(0.5)
 
 
 def _run(env: SimpleNamespace, host: str) -> Any:
@@ -110,8 +98,7 @@ def _running(env: SimpleNamespace, host: str) -> Any:
 
 
 def _delete(env: SimpleNamespace, ct: Any) -> None:
-    env.zun.containers.delete(ct.uuid, force=True, stop=True)
-    _wait_gone(env.zun, [ct.uuid])
+    env.cluster.delete_containers(env.zun, [ct.uuid], stop=True)
     env.containers.remove(ct.uuid)
 
 
