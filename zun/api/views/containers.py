@@ -31,46 +31,20 @@ from zun.common import consts, policy
 from zun.common.context import RequestContext
 from zun.compute import node_health
 from zun.db import types
-from zun.db.queries.containers import JSON_INDEXES, ROW_INDEX, ROW_KEYS, decode_json_columns
-
-VIEW_KEYS: tuple[str, ...] = (
-    "uuid",
-    "name",
-    "image",
-    "project_id",
-    "user_id",
-    "command",
-    "entrypoint",
-    "status",
-    "status_reason",
-    "status_detail",
-    "task_state",
-    "cpu",
-    "memory",
-    "disk",
-    "cpu_policy",
-    "environment",
-    "labels",
-    "workdir",
-    "hostname",
-    "ports",
-    "addresses",
-    "restart_policy",
-    "interactive",
-    "tty",
-    "auto_remove",
-    "auto_heal",
-    "image_driver",
-    "security_groups",
-    "healthcheck",
-    "registry_id",
-    "created_at",
-    "updated_at",
-    "host",
-    "image_pull_policy",
-    "privileged",
-    "runtime",
+from zun.db.queries.containers import (
+    JSON_INDEXES,
+    ROW_INDEX,
+    ROW_KEYS,
+    VIEW_COLUMNS,
+    decode_json_columns,
 )
+
+# The view's keys in the answer's order: the columns the queries read
+# (``containers.VIEW_COLUMNS``, one list for both) and ``registry_id``, which is the joined
+# registry's uuid (``registry_uuid`` of a row), where Zun put it, after ``healthcheck``.
+_REGISTRY_AT = VIEW_COLUMNS.index("healthcheck") + 1
+VIEW_KEYS: tuple[str, ...] = (
+    *VIEW_COLUMNS[:_REGISTRY_AT], "registry_id", *VIEW_COLUMNS[_REGISTRY_AT:])
 
 FIELD_RULE_PREFIX = "container:get_one"
 

@@ -25,6 +25,8 @@ from zun.db.queries import compute_nodes, host_health
 C = models.Container
 
 #: Columns the container view reads; ``registry_uuid`` comes from the joined registry row.
+#: Their order is the answer's: ``zun.api.views.containers.VIEW_KEYS`` is this list with
+#: ``registry_id`` after ``healthcheck``.
 VIEW_COLUMNS: tuple[str, ...] = (
     "uuid",
     "name",
