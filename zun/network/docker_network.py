@@ -236,29 +236,15 @@ def ensure_project_network(client: docker.DockerClient, project_id: str) -> Netw
         return ensure_project_network_locked(client, project_id)
 
 
-_GOING = ("removing", "dead")
-
-
 def _network_in_use(client: docker.DockerClient, net: Network) -> bool:
-    if network_removal.containers_on(net):
+    if network_removal.has_containers(net):
         return True
     # Created-but-never-started containers have no endpoint yet, so the network's own list
     # misses them, and they know the network by name only (empty NetworkID) until started;
     # removing the network would make their start fail.
-    return any(_holds(client, entry["Id"])
+    return any(network_removal.container_stays(client, entry["Id"])
                for ident in (net.name, net.id)
                for entry in client.api.containers(all=True, filters={"network": ident}))
-
-
-def _holds(client: docker.DockerClient, container_id: str) -> bool:
-    """Whether a container listed on a network keeps it: not one being removed, which only
-    waits for its endpoint's release. The engine's list still shows such a container as it
-    was (``running``); its inspect says ``removing``, or waits until it is gone."""
-    try:
-        status = client.api.inspect_container(container_id)["State"].get("Status")
-    except docker.errors.NotFound:
-        return False
-    return status not in _GOING
 
 
 def remove_project_network_if_unused_locked(client: docker.DockerClient,

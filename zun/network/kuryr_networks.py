@@ -189,7 +189,7 @@ def remove(client: docker.DockerClient, neutron: NeutronClient | None, net_id: s
             pools_made = pools_of(net)
             try:
                 network_removal.remove(
-                    net, net_id, lambda n=net: bool(network_removal.containers_on(n)))
+                    net, net_id, lambda n=net: network_removal.has_containers(n))
             except docker.errors.NotFound:
                 continue
             except docker.errors.APIError as err:

@@ -3,12 +3,13 @@
 Docker answers 403 "error while removing network: ... has active endpoints" while any endpoint
 of the network exists, and an endpoint outlives its container for as long as the network
 driver takes to release it (Leave, then DeleteEndpoint: for kuryr, calls to Neutron). The
-network's inspect tells the phases apart: a container holds it (its ID is a key of
-``Containers``), then an endpoint without a container (key ``ep-<endpoint id>``), then nothing
-shown although the endpoint's deletion has not returned yet. Only the first is "in use": a
-DELETE that arrives while the engine is still releasing, e.g. right after a container's delete
-(the API answers that delete before the node has removed the container), waits for the release
-for at most :data:`RELEASE_WAIT` seconds instead of failing with the engine's 403.
+network's inspect shows the phases of a container's removal: the container still holds it (its
+ID is a key of ``Containers``, its own inspect says ``removing``), then an endpoint without a
+container (key ``ep-<endpoint id>``), then nothing although the endpoint's deletion has not
+returned yet. None of them is "in use": a DELETE that arrives meanwhile, e.g. right after a
+container's delete (the API answers that delete before the node has removed the container),
+waits for the release for at most :data:`RELEASE_WAIT` seconds instead of failing with the
+engine's 403. A container that stays on the network is a 409 at once.
 """
 
 from __future__ import annotations
@@ -26,13 +27,25 @@ RELEASE_WAIT = 5.0
 _POLL = 0.1
 # Docker's key of an endpoint that no container holds any more (libnetwork's "ep-" + its ID).
 RELEASING_PREFIX = "ep-"
+_GOING = ("removing", "dead")
 
 
-def containers_on(net: Any) -> list[str]:
-    """The IDs of the containers holding an endpoint on ``net`` (read afresh)."""
+def container_stays(client: Any, container_id: str) -> bool:
+    """Whether a container keeps its networks: not one being removed, which only waits for
+    its endpoints' release (the engine's inspect says ``removing``, or waits until it is
+    gone; its list still shows it as it was)."""
+    try:
+        status = client.api.inspect_container(container_id)["State"].get("Status")
+    except docker.errors.NotFound:
+        return False
+    return status not in _GOING
+
+
+def has_containers(net: Any) -> bool:
+    """Whether a container that stays holds an endpoint on ``net`` (read afresh)."""
     net.reload()
-    return [key for key in (net.attrs.get("Containers") or {})
-            if not key.startswith(RELEASING_PREFIX)]
+    return any(container_stays(net.client, key) for key in (net.attrs.get("Containers") or {})
+               if not key.startswith(RELEASING_PREFIX))
 
 
 def endpoints_active(err: docker.errors.APIError) -> bool:

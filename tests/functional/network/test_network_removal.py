@@ -1,6 +1,7 @@
 """A network removed while the engine still releases its last endpoint (real dockerd, with the
 slow-release network plugin of ``slow_endpoints``): the node waits for the release instead of
-answering the engine's 403 "has active endpoints" as a 400; a container on it is a 409 at once.
+answering the engine's 403 "has active endpoints" as a 400 (or a container being removed as a
+409); a container that stays on it is a 409 at once.
 Both node paths: the embedded driver's ``delete_network`` and kuryr's ``remove``."""
 
 from __future__ import annotations
@@ -63,16 +64,30 @@ def _container_on(client: docker.DockerClient, net: Any, image: str) -> Any:
                                  labels={TEST_LABEL: RUN_ID})
 
 
-def _remove_in_background(container: Any, net: Any) -> threading.Thread:
-    """Start the container's removal and return once the engine is releasing its endpoint
-    (the container no longer listed on the network): the engine itself still refuses the
-    network's removal then."""
+def _listed(net: Any) -> list[str]:
+    net.reload()
+    return list(net.attrs.get("Containers") or {})
+
+
+def _remove_in_background(container: Any, net: Any, server: Any,
+                          phase: str = "released") -> threading.Thread:
+    """Start the container's removal and return once the engine is releasing its endpoint:
+    ``leaving``, the driver's Leave under way (the container still listed on the network),
+    or ``released``, the container no longer listed (DeleteEndpoint under way). The engine
+    itself refuses the network's removal then."""
+    calls = len(server.calls)
     thread = threading.Thread(target=container.remove, kwargs={"force": True})
     thread.start()
     deadline = time.monotonic() + 10
-    while network_removal.containers_on(net):
-        assert time.monotonic() < deadline, "the container stayed on the network"
-        time.sleep(0.05)
+    if phase == "leaving":
+        while "Leave" not in [call for _, call in server.calls[calls:]]:
+            assert time.monotonic() < deadline, "the engine never called Leave"
+            time.sleep(0.02)
+        assert container.id in _listed(net)
+    else:
+        while [key for key in _listed(net) if not key.startswith("ep-")]:
+            assert time.monotonic() < deadline, "the container stayed on the network"
+            time.sleep(0.05)
     with pytest.raises(docker.errors.APIError) as refused:
         net.remove()
     assert network_removal.endpoints_active(refused.value), refused.value
@@ -85,13 +100,16 @@ REMOVERS: dict[str, Callable[[docker.DockerClient, Any], bool]] = {
 }
 
 
+@pytest.mark.parametrize("phase", ["leaving", "released"])
 @pytest.mark.parametrize("path", sorted(REMOVERS))
 def test_a_delete_during_the_release_waits_for_it(docker_client: docker.DockerClient,
                                                   make_network: Callable[[], Any],
-                                                  busybox_image: str, path: str) -> None:
+                                                  slow_driver: Any, busybox_image: str,
+                                                  path: str, phase: str) -> None:
     for _ in range(TRIES):
         net = make_network()
-        thread = _remove_in_background(_container_on(docker_client, net, busybox_image), net)
+        thread = _remove_in_background(_container_on(docker_client, net, busybox_image), net,
+                                       slow_driver[1], phase)
         started = time.monotonic()
         try:
             assert REMOVERS[path](docker_client, net) is True
@@ -119,9 +137,10 @@ def test_a_container_on_the_network_is_409_at_once(docker_client: docker.DockerC
 
 def test_endpoints_not_released_in_time_are_a_409(docker_client: docker.DockerClient,
                                                   make_network: Callable[[], Any],
-                                                  busybox_image: str) -> None:
+                                                  slow_driver: Any, busybox_image: str) -> None:
     net = make_network()
-    thread = _remove_in_background(_container_on(docker_client, net, busybox_image), net)
+    thread = _remove_in_background(_container_on(docker_client, net, busybox_image), net,
+                                   slow_driver[1])
     try:
         with pytest.raises(exception.Conflict, match="not released after 0.3 seconds"):
             network_removal.remove(net, net.name, lambda: False, wait=0.3)
