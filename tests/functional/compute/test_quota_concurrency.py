@@ -12,40 +12,20 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
-import pytest
 import sqlalchemy as sa
+from functional.db.conftest import backend  # noqa: F401 (SQLite, MariaDB, PostgreSQL)
 from sqlalchemy.engine import Engine
 
 from zun.common import exception
 from zun.compute import quota
 from zun.db import engine as db_engine
-from zun.db import migration, models
+from zun.db import models
 from zun.db.queries import quotas as quota_q
 
 THREADS = 10
 LIMIT = 3
-
-
-@pytest.fixture(
-    params=[
-        "sqlite",
-        pytest.param("mariadb", marks=pytest.mark.mariadb),
-        pytest.param("postgresql", marks=pytest.mark.postgresql),
-    ]
-)
-def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'zun.sqlite'}"
-    else:
-        url = request.getfixturevalue(f"{request.param}_url")()
-    eng = db_engine.create_engine(url)
-    migration.upgrade("head", engine=eng)
-    db_engine.set_engine(eng)
-    yield eng
-    db_engine.dispose()
 
 
 def _count(project: str) -> int:
@@ -97,12 +77,12 @@ def _race(engine: Engine, projects: list[str]) -> dict[str, list[str]]:
     return outcome
 
 
-def test_concurrent_creates_at_the_limit(engine: Engine) -> None:
+def test_concurrent_creates_at_the_limit(backend: Engine) -> None:  # noqa: F811
     # The limit comes from the default class, so the lock row does not exist yet: the threads
     # also race to create it.
     with db_engine.transaction() as session:
         quota.set_class_limits(session, "default", {"containers": LIMIT})
-    outcome = _race(engine, ["p1"] * THREADS)["p1"]
+    outcome = _race(backend, ["p1"] * THREADS)["p1"]
 
     assert sorted(outcome) == ["ok"] * LIMIT + ["over"] * (THREADS - LIMIT), outcome
     assert _count("p1") == LIMIT
@@ -111,17 +91,17 @@ def test_concurrent_creates_at_the_limit(engine: Engine) -> None:
     assert lock_rows == ["p1"]
 
 
-def test_two_projects_race_independently(engine: Engine) -> None:
+def test_two_projects_race_independently(backend: Engine) -> None:  # noqa: F811
     with db_engine.transaction() as session:
         quota.set_class_limits(session, "default", {"containers": 2})
-    outcome = _race(engine, ["pa", "pb"] * 4)
+    outcome = _race(backend, ["pa", "pb"] * 4)
 
     for project in ("pa", "pb"):
         assert sorted(outcome[project]) == ["ok"] * 2 + ["over"] * 2, outcome
         assert _count(project) == 2
 
 
-def test_a_second_check_waits_for_the_first_transaction(engine: Engine) -> None:
+def test_a_second_check_waits_for_the_first_transaction(backend: Engine) -> None:  # noqa: F811
     """Deterministic proof of the lock: B blocks while A holds it, then sees A's row."""
     with db_engine.transaction() as session:
         quota.set_project_limits(session, "p1", {"containers": 1})
