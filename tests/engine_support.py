@@ -18,7 +18,7 @@ import pytest
 
 def engine_containers(docker_client: Any, label: str) -> list[Any]:
     """The engine containers carrying ``label`` (``key=value``), stopped ones too."""
-    return docker_client.containers.list(all=True, filters={"label": label})
+    return docker_client.containers.list(ignore_removed=True, all=True, filters={"label": label})
 
 
 def describe(container: Any) -> str:

@@ -129,7 +129,7 @@ class OwnEngine:
         if self._proc is not None and self.answers():
             client = self.client()
             try:
-                for container in client.containers.list(all=True):
+                for container in client.containers.list(ignore_removed=True, all=True):
                     container.remove(force=True, v=True)
             except Exception:
                 pass

@@ -133,7 +133,7 @@ class ZunAll:
 
 def engine_uuids(docker_client: Any, host: str) -> set[str]:
     return {c.labels["zun.container.uuid"] for c in docker_client.containers.list(
-        all=True, filters={"label": f"zun.host={host}"})}
+        ignore_removed=True, all=True, filters={"label": f"zun.host={host}"})}
 
 
 def wait_for(zun: Any, uuid_: str, statuses: tuple[str, ...] | str | None = None,
@@ -237,7 +237,7 @@ def require_nothing_left(server: ZunAll, docker_client: Any) -> None:
 
 
 def sweep(docker_client: Any, host: str, project_ids: tuple[str, ...] = ("default",)) -> None:
-    for container in docker_client.containers.list(all=True,
+    for container in docker_client.containers.list(ignore_removed=True, all=True,
                                                    filters={"label": f"zun.host={host}"}):
         container.remove(force=True, v=True)
 

@@ -87,7 +87,7 @@ def wait_gone(zun: Any, ident: str, timeout: float = 60) -> None:
 
 
 def engine_of(docker_client: Any, uuid: str) -> list[Any]:
-    return docker_client.containers.list(all=True,
+    return docker_client.containers.list(ignore_removed=True, all=True,
                                          filters={"label": f"zun.capsule.uuid={uuid}"})
 
 

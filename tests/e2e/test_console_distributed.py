@@ -102,7 +102,7 @@ def cluster(tmp_path: Path, mariadb_url: Callable[[], str], rabbit_url: str,
         yield nodes
     finally:
         nodes.stop()
-        for container in docker_client.containers.list(
+        for container in docker_client.containers.list(ignore_removed=True,
                 all=True, filters={"label": f"zun.host={nodes.node}"}):
             container.remove(force=True)
 

@@ -171,7 +171,7 @@ def test_killed_mid_create_then_restarted(tmp_path: Path, docker_client: Any,
         wait_gone(zun, created.uuid, docker_client)
     finally:
         server.stop()
-        for container in docker_client.containers.list(
+        for container in docker_client.containers.list(ignore_removed=True,
                 all=True, filters={"label": f"zun.host={server.host}"}):
             container.remove(force=True)
 
@@ -201,6 +201,6 @@ def test_killed_after_create_was_accepted(tmp_path: Path, docker_client: Any,
         assert not engine_uuids(docker_client, server.host)
     finally:
         server.stop()
-        for container in docker_client.containers.list(
+        for container in docker_client.containers.list(ignore_removed=True,
                 all=True, filters={"label": f"zun.host={server.host}"}):
             container.remove(force=True)

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.e2e
 
 
 def _engine_container(docker_client: Any, uuid_: str) -> Any:
-    found = docker_client.containers.list(all=True,
+    found = docker_client.containers.list(ignore_removed=True, all=True,
                                           filters={"label": f"zun.container.uuid={uuid_}"})
     assert len(found) == 1
     return found[0]

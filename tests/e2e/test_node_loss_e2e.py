@@ -197,7 +197,7 @@ def cluster(tmp_path: Path, mariadb_url: Callable[[], str], rabbit_url: str,
     finally:
         nodes.stop()
         for host in (nodes.victim, nodes.survivor):
-            for container in docker_client.containers.list(
+            for container in docker_client.containers.list(ignore_removed=True,
                     all=True, filters={"label": f"zun.host={host}"}):
                 container.remove(force=True)
 
@@ -206,7 +206,7 @@ def _engine_uuids(docker_client: Any, host: str) -> set[str]:
     # Sparse: one list call, no inspect per container, which fails with a 404 when the
     # reaper removes a container between the two (the very thing the test waits for).
     return {(c.attrs.get("Labels") or {}).get("zun.container.uuid")
-            for c in docker_client.containers.list(
+            for c in docker_client.containers.list(ignore_removed=True,
                 all=True, sparse=True, filters={"label": f"zun.host={host}"})}
 
 

@@ -315,7 +315,7 @@ class Node:
             return
         client = self.engine()
         try:
-            for container in client.containers.list(all=True):
+            for container in client.containers.list(ignore_removed=True, all=True):
                 container.remove(force=True, v=True)
         finally:
             client.close()
@@ -552,7 +552,8 @@ class Cluster:
                 continue
             client = node.engine()
             try:
-                found += [f"{node.name}: {c.name}" for c in client.containers.list(all=True)
+                found += [f"{node.name}: {c.name}"
+                          for c in client.containers.list(ignore_removed=True, all=True)
                           if c.labels.get("zun.container.uuid") in uuids]
             finally:
                 client.close()

@@ -44,7 +44,8 @@ def test_a_container_asked_on_a_node_runs_on_that_nodes_engine(cluster: Cluster)
         assert ct.host == node.name
         engine = node.engine()
         try:
-            labels = [c.labels.get("zun.container.uuid") for c in engine.containers.list()]
+            labels = [c.labels.get("zun.container.uuid")
+                      for c in engine.containers.list(ignore_removed=True)]
         finally:
             engine.close()
         assert ct.uuid in labels

@@ -55,7 +55,8 @@ def test_six_plain_creates_land_three_and_three(cluster: Cluster) -> None:
     for node in cluster.nodes:
         engine = node.engine()
         try:
-            on_engine = {c.labels.get("zun.container.uuid") for c in engine.containers.list()}
+            on_engine = {c.labels.get("zun.container.uuid")
+                         for c in engine.containers.list(ignore_removed=True)}
         finally:
             engine.close()
         assert {ct.uuid for ct in placed if ct.host == node.name} == on_engine

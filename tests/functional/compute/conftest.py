@@ -133,7 +133,8 @@ class Node:
         assert self.manager.workers.wait_idle(timeout), "node work did not finish in time"
 
     def engine_containers(self) -> list[Any]:
-        return self.docker.containers.list(all=True, filters={"label": f"{LABEL_HOST}={self.host}"})
+        return self.docker.containers.list(ignore_removed=True, all=True,
+                                           filters={"label": f"{LABEL_HOST}={self.host}"})
 
     def engine_container(self, uuid_: str) -> Any | None:
         try:

@@ -46,7 +46,7 @@ def node(agent: Any, sandbox_never_pulled: None, busybox_image: str,  # noqa: F8
     projects: list[str] = []
     agent.projects = projects
     yield agent
-    for container in docker_client.containers.list(
+    for container in docker_client.containers.list(ignore_removed=True,
             all=True, filters={"label": f"zun.host={agent.host}"}):
         container.remove(force=True, v=True)
     for volume in docker_client.volumes.list(filters={"label": "zun.project_id"}):
@@ -81,7 +81,7 @@ def wait_gone(client: ApiClient, ident: str) -> None:
 
 
 def engine_of(docker_client: docker.DockerClient, capsule_uuid: str) -> list[Any]:
-    return docker_client.containers.list(
+    return docker_client.containers.list(ignore_removed=True,
         all=True, filters={"label": f"{LABEL_CAPSULE}={capsule_uuid}"})
 
 

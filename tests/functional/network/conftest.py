@@ -21,7 +21,8 @@ _counter = itertools.count()
 
 
 def _sweep(client: docker.DockerClient, project_ids: list[str], network_names: list[str]) -> None:
-    for container in client.containers.list(all=True, filters={"label": f"{TEST_LABEL}={RUN_ID}"}):
+    for container in client.containers.list(ignore_removed=True, all=True,
+                                            filters={"label": f"{TEST_LABEL}={RUN_ID}"}):
         container.remove(force=True)
     names = {f"zun-{p}" for p in project_ids} | set(network_names)
     for net in client.networks.list():

@@ -93,7 +93,7 @@ def _remove_everything(env: Any, docker_client: Any, neutron: neutron_support.Ne
     """Whatever a test left: the engine containers of its node, kuryr's Docker networks, the Neutron
     resources and the Keystone account (runs even when the deletes above failed)."""
     try:
-        for container in docker_client.containers.list(
+        for container in docker_client.containers.list(ignore_removed=True,
                 all=True, filters={"label": f"zun.host={env.host}"}):
             container.remove(force=True)
         for net_id in env.networks:  # kuryr's Docker networks first: they tag the networks

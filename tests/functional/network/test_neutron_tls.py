@@ -92,7 +92,7 @@ def tls_cloud(
         yield env
     finally:
         try:
-            for container in docker_client.containers.list(
+            for container in docker_client.containers.list(ignore_removed=True,
                 all=True, filters={"label": f"zun.host={agent.host}"}
             ):
                 container.remove(force=True)

@@ -27,7 +27,7 @@ def new_uuid(docker_client: docker.DockerClient) -> Iterator[Callable[[], str]]:
         return made[-1]
 
     yield make
-    for container in docker_client.containers.list(
+    for container in docker_client.containers.list(ignore_removed=True,
             all=True, filters={"label": f"{TEST_LABEL}={RUN_ID}"}):
         container.remove(force=True)
     for container_uuid in made:
@@ -41,7 +41,7 @@ def user_volumes(docker_client: docker.DockerClient) -> Iterator[list[str]]:
     """Names of volumes a test makes itself (as a user would): removed afterwards."""
     names: list[str] = []
     yield names
-    for container in docker_client.containers.list(
+    for container in docker_client.containers.list(ignore_removed=True,
             all=True, filters={"label": f"{TEST_LABEL}={RUN_ID}"}):
         container.remove(force=True)
     for name in names:
