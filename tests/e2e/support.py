@@ -176,39 +176,38 @@ def admin_of(member: dict[str, str] | None) -> dict[str, str]:
     return {**member, "X-Roles": "admin"} if member else {}
 
 
+def _delete_and_wait(server: ZunAll, docker_client: Any, kind: str, uuid_: str,
+                     headers: dict[str, str] | None, query: str, expect: tuple[int, ...],
+                     timeout: float) -> None:
+    """DELETE ``/v1/<kind>s/<uuid>`` with ``headers``, require an ``expect``ed answer, and
+    wait until the API answers 404 and no engine container labelled with the UUID is left."""
+    status, body = http(server, "DELETE", f"/v1/{kind}s/{uuid_}{query}", headers=headers)
+    assert status in expect, (status, body)
+
+    def answers_404() -> bool:
+        status, body = http(server, "GET", f"/v1/{kind}s/{uuid_}", headers=headers)
+        assert status in (200, 404), (status, body)
+        return status == 404
+
+    wait_deleted(docker_client, f"zun.{kind}.uuid={uuid_}", answers_404,
+                 what=f"{kind} {uuid_}", timeout=timeout)
+
+
 def delete_container(server: ZunAll, docker_client: Any, uuid_: str,
                      member: dict[str, str] | None = None, timeout: float = 60,
                      expect: tuple[int, ...] = (204, 404)) -> None:
     """Force-delete a container of ``member``'s project (default: project 'default') as an
     admin of that project at 1.40, require an ``expect``ed answer (a clean-up accepts a 404:
     gone already), and wait until it is gone."""
-    admin = admin_of(member)
-    status, body = http(server, "DELETE", f"/v1/containers/{uuid_}?force=true", headers=admin)
-    assert status in expect, (status, body)
-
-    def answers_404() -> bool:
-        status, body = http(server, "GET", f"/v1/containers/{uuid_}", headers=admin)
-        assert status in (200, 404), (status, body)
-        return status == 404
-
-    wait_deleted(docker_client, f"zun.container.uuid={uuid_}", answers_404,
-                 what=f"container {uuid_}", timeout=timeout)
+    _delete_and_wait(server, docker_client, "container", uuid_, admin_of(member),
+                     "?force=true", expect, timeout)
 
 
 def delete_capsule(server: ZunAll, docker_client: Any, uuid_: str,
                    member: dict[str, str] | None = None, timeout: float = 90) -> None:
     """Delete a capsule as its member (the capsule API has no force), require 204 or 404,
     and wait until the API answers 404 and no engine container (sandbox, members) is left."""
-    status, body = http(server, "DELETE", f"/v1/capsules/{uuid_}", headers=member)
-    assert status in (204, 404), (status, body)
-
-    def answers_404() -> bool:
-        status, body = http(server, "GET", f"/v1/capsules/{uuid_}", headers=member)
-        assert status in (200, 404), (status, body)
-        return status == 404
-
-    wait_deleted(docker_client, f"zun.capsule.uuid={uuid_}", answers_404,
-                 what=f"capsule {uuid_}", timeout=timeout)
+    _delete_and_wait(server, docker_client, "capsule", uuid_, member, "", (204, 404), timeout)
 
 
 def require_nothing_left(server: ZunAll, docker_client: Any) -> None:
