@@ -238,8 +238,7 @@ class ContainerAPI:
         unhealthy: dict[str, str] = {}
         # The row and its host's service in one statement: a show is what fast-polling
         # clients ask hundreds of times a second while their creates run.
-        with engine.single_read() as conn:
-            row, data, service = container_q.find_view_row_and_service(conn, context, ident)
+        row, data, service = container_q.find_view_row_and_service(context, ident)
         up = False
         if row.host:
             up, reason = node_health.service_health(service)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 import sqlalchemy as sa
@@ -40,6 +40,8 @@ from oslo_db.sqlalchemy import engines as oslo_engines
 from sqlalchemy import pool as sa_pool
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
+
+from zun.db.direct_select import DirectSelect
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -288,6 +290,21 @@ def single_read() -> Iterator[sa.Connection]:
     assert reader is not None
     with reader.connect() as conn:
         yield conn
+
+
+def select_rows(select: DirectSelect, params: Mapping[str, Any]) -> Sequence[Any]:
+    """The rows of ONE read statement, run on a pooled driver connection directly
+    (:class:`zun.db.direct_select.DirectSelect`); through a :func:`single_read` connection
+    when the driver fails, so errors arrive translated as from any other read."""
+    get_engine()
+    reader = _State.single_reader
+    assert reader is not None
+
+    def through_sqlalchemy() -> Sequence[Any]:
+        with single_read() as conn:
+            return conn.execute(select.statement, dict(params)).all()
+
+    return select.rows(reader, params, through_sqlalchemy)
 
 
 def _is_sqlite_busy(exc: BaseException) -> bool:

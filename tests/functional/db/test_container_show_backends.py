@@ -1,7 +1,9 @@
 """A show reads its container and its host's compute service in ONE statement
-(``find_view_row_and_service``) on SQLite, MariaDB and PostgreSQL: the same view columns as
-``get_view_row``, and the same health as the list derives (each driver's own datetime and
-boolean types)."""
+(``find_view_row_and_service``) on SQLite, MariaDB and PostgreSQL, run straight on the driver
+(``zun.db.direct_select``): the same view columns as ``get_view_row``, the very values and
+types SQLAlchemy's own execution of that statement gives (each driver's datetime, boolean and
+JSON columns), the same health as the list derives, and the SQLAlchemy path when the driver
+fails."""
 
 from __future__ import annotations
 
@@ -54,22 +56,25 @@ def test_show_row_and_its_host_health_in_one_statement(backend: Engine) -> None:
                                          status="Running", labels={"a": "b"}, cpu=0.5))
     unhealthy = node_health.read_unhealthy()
     statements: list[str] = []
-
-    def count(_conn, _cursor, statement, *_args):  # noqa: ANN001
-        statements.append(statement)
-
-    sa.event.listen(backend, "before_cursor_execute", count)
-    try:
-        found = {}
-        for i, host in enumerate(hosts):
-            with db_engine.single_read() as conn:
-                found[host] = container_q.find_view_row_and_service(conn, ADMIN, _uuid(i))
-    finally:
-        sa.event.remove(backend, "before_cursor_execute", count)
     if backend.dialect.name == "sqlite":
-        assert len(statements) == len(hosts), statements  # no BEGIN, no second query
+        # The direct path passes no SQLAlchemy event: count what the driver itself runs, on
+        # connections opened from here on.
+        backend.dispose()
+        sa.event.listen(backend, "connect",
+                        lambda dbapi_con, _rec: dbapi_con.set_trace_callback(statements.append))
+    found = {host: container_q.find_view_row_and_service(ADMIN, _uuid(i))
+             for i, host in enumerate(hosts)}
+    if backend.dialect.name == "sqlite":
+        selects = [s for s in statements if not s.startswith("PRAGMA")]
+        assert len(selects) == len(hosts), selects  # no BEGIN, no second query, no ROLLBACK
+    stmt = container_q._find_view_service_stmt(True, True)
     for i, host in enumerate(hosts):
         row, data, service = found[host]
+        with db_engine.single_read() as conn:
+            through_sqlalchemy = conn.execute(stmt, {"ident": _uuid(i)}).one()
+        assert tuple(row) == tuple(through_sqlalchemy)
+        assert [type(v) for v in row] == [type(v) for v in through_sqlalchemy]
+        assert row._asdict() == through_sqlalchemy._asdict()
         with db_engine.transaction(readonly=True) as session:
             assert data == container_q.get_view_row(session, _uuid(i))._asdict()
         assert row.uuid == _uuid(i) and row.host == host
@@ -79,6 +84,26 @@ def test_show_row_and_its_host_health_in_one_statement(backend: Engine) -> None:
         assert up == (host in {"up", "noengine", "operator"})
 
 
+def test_a_driver_error_takes_the_sqlalchemy_path(backend: Engine,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    with db_engine.transaction() as session:
+        session.add(models.Container(uuid=_uuid(0), name="a", project_id="p", user_id="u",
+                                     container_type=0, status="Creating", labels={"a": "b"}))
+    expected = container_q.find_view_row_and_service(ADMIN, _uuid(0))
+    select = container_q._find_view_service(True, True)
+    plan = select._plan(backend)
+    assert plan is not None
+    # A statement the driver refuses: the connection is dropped, SQLAlchemy answers.
+    monkeypatch.setitem(select._plans, backend.dialect, plan._replace(sql="SELECT nonsense"))
+    before = backend.pool.checkedout()
+    row, data, service = container_q.find_view_row_and_service(ADMIN, _uuid(0))
+    assert isinstance(row, sa.Row)  # SQLAlchemy's row: the fallback ran
+    assert (tuple(row), data, service) == (tuple(expected[0]), expected[1], expected[2])
+    assert backend.pool.checkedout() == before
+    monkeypatch.undo()
+    assert container_q.find_view_row_and_service(ADMIN, _uuid(0))[1] == data
+
+
 def test_show_lookup_scoping_and_errors(backend: Engine) -> None:
     with db_engine.transaction() as session:
         for i, (name, project) in enumerate([("a", "p"), ("twin", "p"), ("twin", "p"),
@@ -86,14 +111,11 @@ def test_show_lookup_scoping_and_errors(backend: Engine) -> None:
             session.add(models.Container(uuid=_uuid(i), name=name, project_id=project,
                                          user_id="u", container_type=0, status="Creating"))
     member = RequestContext(user_id="u", project_id="p", roles=["member"], is_admin=False)
-    with db_engine.single_read() as conn:
-        assert container_q.find_view_row_and_service(conn, member, "a")[1]["uuid"] == _uuid(0)
-    with db_engine.single_read() as conn, pytest.raises(exception.Conflict):
-        container_q.find_view_row_and_service(conn, member, "twin")
+    assert container_q.find_view_row_and_service(member, "a")[1]["uuid"] == _uuid(0)
+    with pytest.raises(exception.Conflict):
+        container_q.find_view_row_and_service(member, "twin")
     for ident in (_uuid(3), "other", _uuid(9)):
-        with db_engine.single_read() as conn, pytest.raises(exception.ZunException) as err:
-            container_q.find_view_row_and_service(conn, member, ident)
+        with pytest.raises(exception.ZunException) as err:
+            container_q.find_view_row_and_service(member, ident)
         assert err.value.code == 404
-    with db_engine.single_read() as conn:
-        assert container_q.find_view_row_and_service(conn, ADMIN, "other")[1]["uuid"] == \
-            _uuid(3)
+    assert container_q.find_view_row_and_service(ADMIN, "other")[1]["uuid"] == _uuid(3)

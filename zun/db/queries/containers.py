@@ -19,7 +19,8 @@ from sqlalchemy.orm import Session
 
 from zun.common import consts, exception
 from zun.common.context import RequestContext
-from zun.db import models, paging, types
+from zun.db import engine, models, paging, types
+from zun.db.direct_select import DirectSelect
 from zun.db.queries import compute_nodes, host_health
 
 C = models.Container
@@ -224,40 +225,43 @@ def _find_view_stmt(by_uuid: bool, wide: bool) -> sa.Select[Any]:
 SERVICE_KEYS: tuple[str, ...] = ("svc_host", "svc_last_seen_up", "svc_updated_at",
                                  "svc_created_at", "svc_forced_down", "svc_disabled",
                                  "svc_disabled_reason")
-_FIND_VIEW_SERVICE: dict[tuple[bool, bool], sa.Select[Any]] = {}
+_FIND_VIEW_SERVICE: dict[tuple[bool, bool], DirectSelect] = {}
 
 
 def _find_view_service_stmt(by_uuid: bool, wide: bool) -> sa.Select[Any]:
-    stmt = _FIND_VIEW_SERVICE.get((by_uuid, wide))
-    if stmt is None:
+    return _find_view_service(by_uuid, wide).statement
+
+
+def _find_view_service(by_uuid: bool, wide: bool) -> DirectSelect:
+    select = _FIND_VIEW_SERVICE.get((by_uuid, wide))
+    if select is None:
         S = models.ZunService
         # (host, binary) is unique: the join adds no row, so "two rows" still means two
         # containers of that name.
         stmt = _find_view_stmt(by_uuid, wide).outerjoin(
             S, sa.and_(S.host == C.host, S.binary == compute_nodes.COMPUTE_BINARY)
         ).add_columns(*(getattr(S, key[4:]).label(key) for key in SERVICE_KEYS))
-        _FIND_VIEW_SERVICE[(by_uuid, wide)] = stmt
-    return stmt
+        select = _FIND_VIEW_SERVICE[(by_uuid, wide)] = DirectSelect(stmt)
+    return select
 
 
 def find_view_row_and_service(
-    conn: sa.Connection, context: RequestContext, ident: str
-) -> tuple[Row[Any], dict[str, Any], tuple[Any, ...] | None]:
+    context: RequestContext, ident: str
+) -> tuple[Any, dict[str, Any], tuple[Any, ...] | None]:
     """The view columns of the container :func:`get_by_ident` would find (same scoping and
     errors: 404 ``not_found``, 409 for a name shared by several rows) and its host's compute
-    service row, in ONE statement.
+    service row, in ONE statement run straight on the driver (:mod:`zun.db.direct_select`):
+    one statement is one snapshot, so it needs no transaction of its own.
 
     Returns the row (its view columns and :data:`SERVICE_KEYS` by name), the view columns as
     a dict in :data:`ROW_KEYS` order, and the service columns in :data:`SERVICE_KEYS` order
-    (None when the container has no host or its host no service row). One statement is one
-    snapshot, so ``conn`` may be an :func:`zun.db.engine.single_read` connection.
+    (None when the container has no host or its host no service row).
     """
     wide = context.is_admin or context.all_projects
     params = {"ident": ident}
     if not wide:
         params["project_id"] = context.project_id
-    rows = conn.execute(_find_view_service_stmt(uuidutils.is_uuid_like(ident), wide),
-                        params).all()
+    rows = engine.select_rows(_find_view_service(uuidutils.is_uuid_like(ident), wide), params)
     if not rows:
         raise not_found(ident)
     if len(rows) > 1:

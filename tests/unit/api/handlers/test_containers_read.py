@@ -280,23 +280,31 @@ def test_list_is_one_query(api, seed, bus):
 
 def test_show_is_one_statement(api, seed, bus):
     # A client polling its create asks this hundreds of times a second: the row and its
-    # host's health in one SELECT, and on SQLite no BEGIN/ROLLBACK around it.
+    # host's health in one SELECT run on the driver itself (no SQLAlchemy execution), and on
+    # SQLite no BEGIN/ROLLBACK around it.
     import sqlalchemy as sa
 
     row = seed.row(container_row(status="Creating"))
     statements: list[str] = []
+    through_sqlalchemy: list[str] = []
 
     def count(conn, cursor, statement, *args):  # noqa: ANN001
-        statements.append(statement)
+        through_sqlalchemy.append(statement)
 
     db = engine.get_engine()
+    # Connections opened from here on report every statement the driver runs.
+    db.dispose()
+    sa.event.listen(db, "connect",
+                    lambda dbapi_con, _rec: dbapi_con.set_trace_callback(statements.append))
     sa.event.listen(db, "before_cursor_execute", count)
     try:
         r = api.as_member(PROJECT_A).get(f"/v1/containers/{row.uuid}")
     finally:
         sa.event.remove(db, "before_cursor_execute", count)
     assert r.status == 200 and r.json["status"] == "Creating"
+    statements = [s for s in statements if not s.startswith("PRAGMA")]
     assert len(statements) == 1, statements
+    assert through_sqlalchemy == []
     assert "FROM container" in statements[0] and "zun_service" in statements[0]
 
 
