@@ -7,6 +7,11 @@ event (``compute__do_container_<action>``) with ``Success`` or ``Error``, in one
 Every write here also requires the row to be on the writing node (``host``): a node that
 stalled while the API's node monitor moved its create elsewhere (or an admin evacuated it)
 must not write over the row that now belongs to another host.
+
+Each write is retried when the database reports a deadlock (InnoDB under parallel creates,
+a Galera certification failure, a SQLite writer past its busy timeout): a lost final write
+would leave the row in its task state forever although the engine did the work. A retry runs
+the whole transaction again (the CAS, ``extra``, the event), so nothing is written twice.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ def load_for_call(container_uuid: str) -> Any:
     return row
 
 
+@engine.retry_on_deadlock
 def start_event(context: RequestContext, container_uuid: str, action: str,
                 task_state: str | None = None,
                 from_states: tuple[str | None, ...] = (), *, host: str) -> None:
@@ -62,12 +68,14 @@ def start_event(context: RequestContext, container_uuid: str, action: str,
                                  event_name(action))
 
 
+@engine.retry_on_deadlock
 def set_task(container_uuid: str, task_state: str, current: str, *, host: str) -> None:
     with engine.transaction() as session:
         container_q.cas_update(session, container_uuid, {"task_state": task_state},
                                task_states=(current,), host=host)
 
 
+@engine.retry_on_deadlock
 def finish(context: RequestContext, container_uuid: str, action: str,
            values: dict[str, Any], task_states: tuple[str | None, ...],
            exc: BaseException | None = None, statuses: tuple[str, ...] | None = None,
