@@ -100,7 +100,66 @@ def _own_session(nice: int) -> Callable[[], None]:
     return lower
 
 
-class Zun:
+class ZunClient:
+    """The benchmark's client of a Zun API on ``127.0.0.1:<port>``: requests, a create polled
+    until Running, a forced delete (also used by create_distributed.py)."""
+
+    port: int
+
+    def request(self, method: str, path: str, body: Any = None,
+                conn: http.client.HTTPConnection | None = None) -> tuple[int, Any]:
+        own = conn is None
+        conn = conn or http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        try:
+            conn.request(method, path, body=None if body is None else json.dumps(body),
+                         headers=HEADERS)
+            resp = conn.getresponse()
+            raw = resp.read()
+            return resp.status, (json.loads(raw) if raw else None)
+        finally:
+            if own:
+                conn.close()
+
+    def create_and_wait(self, poll: float, timeout: float = 120) -> dict[str, Any]:
+        """One create, polled with show every ``poll`` s (for ``timeout`` s at most); times on
+        the wall clock."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        sent = time.time()
+        status, body = self.request("POST", "/v1/containers?run=true", {
+            "name": f"bench-{uuid.uuid4().hex[:12]}", "image": IMAGE, "command": COMMAND,
+            "cpu": CPU, "memory": MEMORY_MB, "image_pull_policy": "ifnotpresent"}, conn)
+        answered = time.time()
+        if status != 202:
+            raise SystemExit(f"create answered {status}: {body}")
+        ident = body["uuid"]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            time.sleep(poll)
+            _, shown = self.request("GET", f"/v1/containers/{ident}", conn=conn)
+            if shown["status"] == "Running":
+                break
+            if shown["status"] == "Error":
+                raise SystemExit(f"create failed: {shown['status_reason']}")
+        seen = time.time()
+        _, actions = self.request("GET", f"/v1/containers/{ident}/container_actions",
+                                  conn=conn)
+        conn.close()
+        finish = datetime.datetime.strptime(
+            actions["containerActions"][0]["finish_time"], "%Y-%m-%dT%H:%M:%S.%f").replace(
+            tzinfo=datetime.UTC).timestamp()
+        return {"uuid": ident, "sent": sent, "answered": answered, "seen": seen,
+                "finished": finish}
+
+    def delete(self, ident: str) -> None:
+        self.request("DELETE", f"/v1/containers/{ident}?force=true")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.request("GET", f"/v1/containers/{ident}")[0] == 404:
+                return
+            time.sleep(0.05)
+
+
+class Zun(ZunClient):
     def __init__(self, base: Path, settings: list[str] | None = None,
                  session_nice: int | None = None) -> None:
         self.port = _free_port()
@@ -131,57 +190,6 @@ class Zun:
                 pass
             time.sleep(0.1)
         raise SystemExit("zun-all did not become ready")
-
-    def request(self, method: str, path: str, body: Any = None,
-                conn: http.client.HTTPConnection | None = None) -> tuple[int, Any]:
-        own = conn is None
-        conn = conn or http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
-        try:
-            conn.request(method, path, body=None if body is None else json.dumps(body),
-                         headers=HEADERS)
-            resp = conn.getresponse()
-            raw = resp.read()
-            return resp.status, (json.loads(raw) if raw else None)
-        finally:
-            if own:
-                conn.close()
-
-    def create_and_wait(self, poll: float) -> dict[str, Any]:
-        """One create, polled with show every ``poll`` s; times on the wall clock."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
-        sent = time.time()
-        status, body = self.request("POST", "/v1/containers?run=true", {
-            "name": f"bench-{uuid.uuid4().hex[:12]}", "image": IMAGE, "command": COMMAND,
-            "cpu": CPU, "memory": MEMORY_MB, "image_pull_policy": "ifnotpresent"}, conn)
-        answered = time.time()
-        if status != 202:
-            raise SystemExit(f"create answered {status}: {body}")
-        ident = body["uuid"]
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            time.sleep(poll)
-            _, shown = self.request("GET", f"/v1/containers/{ident}", conn=conn)
-            if shown["status"] == "Running":
-                break
-            if shown["status"] == "Error":
-                raise SystemExit(f"create failed: {shown['status_reason']}")
-        seen = time.time()
-        _, actions = self.request("GET", f"/v1/containers/{ident}/container_actions",
-                                  conn=conn)
-        conn.close()
-        finish = datetime.datetime.strptime(
-            actions["containerActions"][0]["finish_time"], "%Y-%m-%dT%H:%M:%S.%f").replace(
-            tzinfo=datetime.UTC).timestamp()
-        return {"uuid": ident, "sent": sent, "answered": answered, "seen": seen,
-                "finished": finish}
-
-    def delete(self, ident: str) -> None:
-        self.request("DELETE", f"/v1/containers/{ident}?force=true")
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.request("GET", f"/v1/containers/{ident}")[0] == 404:
-                return
-            time.sleep(0.05)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -238,6 +246,17 @@ def raw_parallel(network: str, count: int) -> list[tuple[float, str]]:
     finally:
         for api in apis:
             api.close()
+
+
+def resident_network(client: docker.DockerClient) -> tuple[str, Any]:
+    """The raw side's network: a user-defined bridge with a resident container on it, as a
+    project network with a container already running has. Its name and the container; the
+    caller removes both."""
+    net = f"bench-raw-{uuid.uuid4().hex[:8]}"
+    client.networks.create(net, driver="bridge", labels={"bench": "raw"})
+    resident = client.containers.run(IMAGE, COMMAND, detach=True, network=net,
+                                     labels={"bench": "raw"})
+    return net, resident
 
 
 def parallel(fn: Any, count: int) -> list[Any]:

@@ -30,7 +30,7 @@ import uuid
 from pathlib import Path
 
 import docker
-from create_steps import COMMAND, IMAGE, Zun, raw_parallel
+from create_steps import IMAGE, Zun, raw_parallel, resident_network
 
 
 def _frozen_creating_row(zun: Zun, base: Path, template: str) -> str:
@@ -65,10 +65,7 @@ def main() -> int:
     client = docker.from_env(timeout=300)
     client.images.get(IMAGE)
     base = Path(tempfile.mkdtemp(prefix="zun-bench-poll-"))
-    net = f"bench-raw-{uuid.uuid4().hex[:8]}"
-    client.networks.create(net, driver="bridge", labels={"bench": "raw"})
-    resident = client.containers.run(IMAGE, COMMAND, detach=True, network=net,
-                                     labels={"bench": "raw"})
+    net, resident = resident_network(client)
     zun: Zun | None = None
     frozen = keeper = None
     load0 = os.getloadavg()[0]
