@@ -213,6 +213,12 @@ class ContainerLifecycle(ContainerNodeBase):
                         reason_of(exc))
         if force:
             self.resources.release_container_networking(row)
+        self._forget(row, container_uuid)
+
+    @engine.retry_on_deadlock
+    def _forget(self, row: Any, container_uuid: str) -> None:
+        """The deleted container's row, claim and volume records go, in one transaction
+        (again on a deadlock: a lost write would leave the row in Deleting for ever)."""
         cpu, memory_mb, disk_gb = claims.container_resources(row.cpu, row.memory, row.disk)
         with engine.transaction() as session:
             current = node_q.get_container(session, container_uuid)

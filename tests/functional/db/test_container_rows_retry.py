@@ -1,4 +1,5 @@
-"""The node's writes (``zun.compute.container_rows``) survive a deadlock on every backend.
+"""The node's writes (``zun.compute.container_rows``, and the delete's last one) survive a
+deadlock on every backend.
 
 Under ten parallel creates on MariaDB the final status write of one create was once chosen
 as an InnoDB deadlock victim (``DBDeadlock``): without a retry its row stayed in Creating with
@@ -17,11 +18,14 @@ from sqlalchemy.engine import Engine
 
 from zun.common import consts
 from zun.common.context import RequestContext
+from zun.compute import container_lifecycle
 from zun.compute import container_rows as rows
 from zun.db import engine as db_engine
 from zun.db import models
 from zun.db.queries import actions as action_q
 from zun.db.queries import node as node_q
+
+container_lifecycle_q = container_lifecycle.container_q
 
 UUID = "00000000-0000-4000-8000-000000000501"
 HOST = "node-a"
@@ -91,3 +95,23 @@ def test_the_task_writes_are_retried(backend: Engine,
     calls = _deadlock_once(monkeypatch)
     rows.set_task(UUID, consts.CONTAINER_STOPPING, consts.CONTAINER_STARTING, host=HOST)
     assert calls[0] == 2 and _row().task_state == consts.CONTAINER_STOPPING
+
+
+def test_the_last_write_of_a_delete_is_retried(backend: Engine,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    _seed(consts.CONTAINER_DELETING)
+    calls = [0]
+    real = container_lifecycle_q.destroy
+
+    def destroy(session: Any, uuid: str) -> None:
+        calls[0] += 1
+        real(session, uuid)
+        if calls[0] == 1:
+            raise db_exc.DBDeadlock()
+
+    monkeypatch.setattr(container_lifecycle_q, "destroy", destroy)
+    node = SimpleNamespace(host=HOST)
+    container_lifecycle.ContainerLifecycle._forget(node, _row(), UUID)  # type: ignore[arg-type]
+    assert calls[0] == 2 and _id() is None
