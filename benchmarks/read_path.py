@@ -16,8 +16,10 @@ containers (10% in the member's project):
    meanwhile; texts in the canonical form the models write): nothing seen before.
 2. **Scaling.** ``zun-api`` with 2 workers: requests/s of the admin page and of show over
    ``--seconds`` with 1 client, then 8 clients (each its own keep-alive connection).
-3. **Table size.** The table grows to ``--grow`` rows (raw multi-row INSERTs); the admin page
-   (first 1000), a page after a marker in the middle, and show are measured again.
+3. **Table size.** A second database gets the same ``--rows`` and grows to ``--grow`` rows
+   (raw multi-row INSERTs), with a zun-api of its own; the admin page (first 1000), show and
+   the member list are measured on both in alternated rounds, and a page after a marker in
+   the middle of the grown table.
 
 ``--profile`` prints a cProfile of show and of the admin page run in-process.
 """
@@ -47,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import list_latency as base  # noqa: E402
 
 BIN = Path(sys.executable).parent
+ADMIN_PAGE = "/v1/containers?all_projects=1"
 
 
 def _free_port() -> int:
@@ -58,16 +61,16 @@ def _free_port() -> int:
 class Api:
     """zun-api as a process; ``cpu()`` is the CPU seconds used by it and its workers."""
 
-    def __init__(self, tmp: Path, db_url: str, workers: int) -> None:
+    def __init__(self, tmp: Path, db_url: str, workers: int, tag: str = "") -> None:
         self.port = _free_port()
-        config = tmp / f"api-{workers}.conf"
+        config = tmp / f"api-{workers}{tag}.conf"
         config.write_text(
             "[DEFAULT]\ntransport_url = fake://\n"
             f"[database]\nconnection = {db_url}\n"
             f"[api]\nauth_strategy = noauth\nhost_ip = 127.0.0.1\nport = {self.port}\n"
             f"workers = {workers}\n"
         )
-        self.log = tmp / f"api-{workers}.log"
+        self.log = tmp / f"api-{workers}{tag}.log"
         self.proc = subprocess.Popen(
             [str(BIN / "zun-api"), "--config-file", str(config)],
             stdout=subprocess.DEVNULL,
@@ -237,6 +240,79 @@ def grow(total: int) -> None:
             count += batch
 
 
+def table_size(
+    args: argparse.Namespace, tmp: Path, apis: list[Api], databases: list[str], small_url: str
+) -> None:
+    """Admin page, show and member list on ``--rows`` rows against ``--grow`` rows.
+
+    The grown table is a second database with its own zun-api, and the rounds alternate
+    between the two servers, so a change of the machine's speed during the run (other
+    processes, MariaDB flushing the grown table) weighs on both sides alike.
+    """
+    from zun.db import engine
+
+    name = base.create_database()
+    databases.append(name)
+    url = f"{base.ADMIN_URL}/{name}"
+    engine.set_engine(engine.create_engine(url))
+    from zun.db import migration
+
+    migration.upgrade(url=url)
+    base.populate(args.rows)
+    grow(args.grow)
+    small = Api(tmp, small_url, 1, tag="small")
+    apis.append(small)
+    big = Api(tmp, url, 1, tag="grown")
+    apis.append(big)
+    servers = {"small": small, "big": big}
+    conns = {
+        side: http.client.HTTPConnection("127.0.0.1", api.port, timeout=120)
+        for side, api in servers.items()
+    }
+    shown = {
+        side: json.loads(_get(conns[side], f"{ADMIN_PAGE}&limit=2", base.ADMIN_HEADERS))[
+            "containers"
+        ][1]["uuid"]
+        for side in servers
+    }
+    sized = {
+        "admin page of 1000": (lambda side: ADMIN_PAGE, base.ADMIN_HEADERS, 5),
+        "show one container": (
+            lambda side: f"/v1/containers/{shown[side]}",
+            base.ADMIN_HEADERS,
+            args.runs,
+        ),
+        "member list": (lambda side: "/v1/containers?limit=100", base.MEMBER_HEADERS, args.runs),
+    }
+    samples: dict[tuple[str, str], list[float]] = {}
+    for _ in range(args.rounds):
+        for kind, (path, headers, runs) in sized.items():
+            for side, api in servers.items():
+                samples.setdefault((kind, side), []).append(
+                    server_cpu_ms(api, conns[side], path(side), headers, runs)
+                )
+    # A marker in the middle of the grown table: the page after it starts from there.
+    with engine.get_engine().connect() as db:
+        middle = db.exec_driver_sql(
+            f"SELECT uuid FROM container ORDER BY id LIMIT 1 OFFSET {args.grow // 2}"
+        ).scalar_one()
+    deep = statistics.median(
+        server_cpu_ms(big, conns["big"], f"{ADMIN_PAGE}&marker={middle}", base.ADMIN_HEADERS, 5)
+        for _ in range(args.rounds)
+    )
+    print(
+        f"\nserver CPU per request, {args.rows} rows -> {args.grow} rows "
+        f"(two databases, one zun-api each, {args.rounds} alternated rounds):"
+    )
+    for kind in sized:
+        before = statistics.median(samples[(kind, "small")])
+        after = statistics.median(samples[(kind, "big")])
+        print(f"  {kind:<28} {before:8.2f} -> {after:8.2f} ms  ratio {after / before:5.2f}")
+    print(f"  admin page after a marker     {deep:8.2f} ms (at {args.grow} rows)")
+    for conn in conns.values():
+        conn.close()
+
+
 def profile(path: str, headers: dict[str, str], label: str, calls: int = 50) -> None:
     import webob
 
@@ -281,6 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     name = base.create_database()
     url = f"{base.ADMIN_URL}/{name}"
     apis: list[Api] = []
+    databases = [name]
     try:
         migration.upgrade(url=url)
         engine.set_engine(engine.create_engine(url))
@@ -296,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         one = Api(tmp, url, 1)
         apis.append(one)
         conn = http.client.HTTPConnection("127.0.0.1", one.port, timeout=120)
-        admin_page = "/v1/containers?all_projects=1"
+        admin_page = ADMIN_PAGE
         kinds = {
             "admin page of 1000": (admin_page, base.ADMIN_HEADERS, max(5, args.runs // 3)),
             "member list (100)": ("/v1/containers", base.MEMBER_HEADERS, args.runs),
@@ -358,52 +435,15 @@ def main(argv: list[str] | None = None) -> int:
             apis.remove(two)
 
         if args.grow > args.rows:
-            small = {}
-            one = Api(tmp, url, 1)
-            apis.append(one)
-            conn = http.client.HTTPConnection("127.0.0.1", one.port, timeout=120)
-            sized = {
-                "admin page of 1000": (admin_page, base.ADMIN_HEADERS, 5),
-                "show one container": kinds["show one container"][:2] + (args.runs,),
-                "member list": ("/v1/containers?limit=100", base.MEMBER_HEADERS, args.runs),
-            }
-            for kind, (path, headers, runs) in sized.items():
-                small[kind] = statistics.median(
-                    server_cpu_ms(one, conn, path, headers, runs) for _ in range(args.rounds)
-                )
-            grow(args.grow)
-            big = {}
-            for kind, (path, headers, runs) in sized.items():
-                big[kind] = statistics.median(
-                    server_cpu_ms(one, conn, path, headers, runs) for _ in range(args.rounds)
-                )
-            mid = json.loads(
-                _get(
-                    conn,
-                    f"/v1/containers?all_projects=1&limit=1&marker={uuids[-1]}",
-                    base.ADMIN_HEADERS,
-                )
-            )
-            marker = mid["containers"][0]["uuid"]
-            deep = statistics.median(
-                server_cpu_ms(one, conn, f"{admin_page}&marker={marker}", base.ADMIN_HEADERS, 5)
-                for _ in range(args.rounds)
-            )
-            print(f"\nserver CPU per request, {args.rows} rows -> {args.grow} rows:")
-            for kind in sized:
-                print(
-                    f"  {kind:<28} {small[kind]:8.2f} -> {big[kind]:8.2f} ms  "
-                    f"ratio {big[kind] / small[kind]:5.2f}"
-                )
-            print(f"  admin page after a marker     {deep:8.2f} ms (at {args.grow} rows)")
-            conn.close()
+            table_size(args, tmp, apis, databases, url)
         raw.close()
         return 0
     finally:
         for api in apis:
             api.stop()
         engine.dispose()
-        base.drop_database(name)
+        for database in databases:
+            base.drop_database(database)
 
 
 if __name__ == "__main__":
