@@ -15,7 +15,8 @@ containers (10% in the member's project):
    every row changed before each request (an UPDATE from this process, the server idle
    meanwhile; texts in the canonical form the models write): nothing seen before.
 2. **Scaling.** ``zun-api`` with 2 workers: requests/s of the admin page and of show over
-   ``--seconds`` with 1 client, then 8 clients (each its own keep-alive connection).
+   ``--seconds`` with 1 client, then 8 clients (each its own keep-alive connection), and how
+   the 8 clients' work split between the workers (the busiest one's share of their CPU).
 3. **Table size.** A second database gets the same ``--rows`` and grows to ``--grow`` rows
    (raw multi-row INSERTs), with a zun-api of its own; the admin page (first 1000), show and
    the member list are measured on both in alternated rounds, and a page after a marker in
@@ -96,14 +97,20 @@ class Api:
         """CPU seconds of every thread of the process and its workers, to the nanosecond
         (``/proc/<pid>/task/<tid>/schedstat``; ``/proc/<pid>/stat`` counts 10 ms ticks, too
         coarse for a 1 ms request). The server's threads live as long as it does."""
-        total = 0
+        return sum(self.cpu_by_pid().values())
+
+    def cpu_by_pid(self) -> dict[int, float]:
+        """CPU seconds of each process (the parent, then the workers)."""
+        totals = {}
         for pid in self.pids():
+            total = 0
             for tid in os.listdir(f"/proc/{pid}/task"):
                 try:
                     total += int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0])
                 except (FileNotFoundError, ProcessLookupError):
                     pass  # a thread that just ended
-        return total / 1e9
+            totals[pid] = total / 1e9
+        return totals
 
     def rss_mb(self) -> list[float]:
         out = []
@@ -198,8 +205,16 @@ def floor_once(conn: Any, rows: int, where: str = "") -> None:
 
 
 def throughput(
-    port: int, path: str, headers: dict[str, str], clients: int, seconds: float
+    port: int,
+    path: str,
+    headers: dict[str, str],
+    clients: int,
+    seconds: float,
+    api: Api | None = None,
+    shares: list[float] | None = None,
 ) -> float:
+    """Requests/s of ``clients`` keep-alive clients; with ``api`` and ``shares``, appends the
+    busiest worker's share of the workers' CPU over the same seconds (0.5: an even split)."""
     done = [0] * clients
     stop = threading.Event()
 
@@ -215,9 +230,13 @@ def throughput(
     for t in threads:
         t.start()
     time.sleep(1.0)  # warm-up: every client connected and served once
+    before = api.cpu_by_pid() if api is not None else {}
     start_count, started = sum(done), time.monotonic()
     time.sleep(seconds)
     rate = (sum(done) - start_count) / (time.monotonic() - started)
+    if api is not None and shares is not None:
+        used = [cpu - before.get(pid, 0.0) for pid, cpu in api.cpu_by_pid().items()][1:]
+        shares.append(max(used) / max(sum(used), 1e-9))
     stop.set()
     for t in threads:
         t.join()
@@ -419,14 +438,15 @@ def main(argv: list[str] | None = None) -> int:
             print("\nthroughput, zun-api with 2 workers (requests/s):")
             for kind in ("admin page of 1000", "show one container"):
                 path, headers, _ = kinds[kind]
-                c1, c8 = [], []
+                c1, c8, shares = [], [], []
                 for _ in range(2):
                     c1.append(throughput(two.port, path, headers, 1, args.seconds))
-                    c8.append(throughput(two.port, path, headers, 8, args.seconds))
+                    c8.append(throughput(two.port, path, headers, 8, args.seconds, two, shares))
                 r1, r8 = statistics.median(c1), statistics.median(c8)
                 print(
                     f"  {kind:<28} C=1 {r1:7.1f}  C=8 {r8:7.1f}  ratio {r8 / r1:5.2f} "
-                    "(target >= 1.7)"
+                    f"(target >= 1.7); busiest worker at C=8: "
+                    f"{', '.join(f'{v:.0%}' for v in shares)} of the workers' CPU"
                 )
             print(
                 f"  RSS of the parent and workers: {', '.join(f'{v:.0f}' for v in two.rss_mb())} MB"

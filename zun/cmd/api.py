@@ -10,10 +10,14 @@ import gc
 import os
 import socket
 import sys
+from typing import TYPE_CHECKING
 
 from zun.cmd import common
 from zun.conf import CONF
 from zun.service import runner
+
+if TYPE_CHECKING:
+    from zun.service.connection_spread import Seat
 
 # Request threads in each worker process: they mostly wait on the database and the bus.
 THREADS_PER_WORKER = 8
@@ -30,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     from zun.api.app import load_handlers
     from zun.service import prefork
     from zun.service.api_server import bind_socket
+    from zun.service.connection_spread import ConnectionLedger
 
     # Imported before forking, so the children share these pages with the parent.
     load_handlers()
@@ -43,13 +48,14 @@ def main(argv: list[str] | None = None) -> int:
     # What the parent imported is shared with the workers until something writes to it, and
     # a garbage collection writes to every object it visits: frozen objects are never visited.
     gc.freeze()
+    ledger = ConnectionLedger(count)
     try:
-        return prefork.run_workers(count, lambda: serve(sock))
+        return prefork.run_workers(count, lambda slot: serve(sock, ledger.seat(slot)))
     finally:
         sock.close()
 
 
-def serve(sock: socket.socket) -> int:
+def serve(sock: socket.socket, seat: Seat | None = None) -> int:
     """One API process: its own engine, transport and application on the shared socket."""
     from zun.api.app import build_app
     from zun.common import rpc
@@ -65,7 +71,7 @@ def serve(sock: socket.socket) -> int:
         engine.dispose()
 
     server = ApiServer(build_app(), CONF.api.host_ip, CONF.api.port,
-                       threads=THREADS_PER_WORKER, sock=sock)
+                       threads=THREADS_PER_WORKER, sock=sock, seat=seat)
     # The modules, configuration and application live as long as the process: take them out
     # of the collector's reach. A 1000-row page allocates enough objects to trigger full
     # collections, each of which walked every one of them (about a quarter of the page's

@@ -9,7 +9,9 @@ and server classes below close a connection whose request is not complete within
 :data:`REQUEST_READ_TIMEOUT` seconds of its first byte.
 
 Several processes can serve one port: bind with :func:`bind_socket` before forking and hand the
-socket to each process's :class:`ApiServer` (``zun/service/prefork.py``).
+socket to each process's :class:`ApiServer` (``zun/service/prefork.py``), with a seat in a
+:class:`~zun.service.connection_spread.ConnectionLedger` so that the connections spread evenly
+over them.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ from typing import Any
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
 from waitress.server import TcpWSGIServer
+from waitress.wasyncore import file_dispatcher
+
+from zun.service.connection_spread import LOOP_TIMEOUT, Seat
 
 LOG = logging.getLogger(__name__)
 
@@ -94,6 +99,25 @@ class _TimedChannel(HTTPChannel):
 
 class _Server(TcpWSGIServer):
     channel_class = _TimedChannel
+    # Set by ApiServer when several processes share the socket.
+    seat: Seat | None = None
+
+    def readable(self) -> bool:
+        # Called by the loop on every pass, before it polls: the place to decide whether the
+        # listening socket is watched this time.
+        accepting = bool(super().readable())
+        if self.seat is None:
+            return accepting
+        if not accepting:
+            self.seat.withdraw()
+            return False
+        return self.seat.should_accept(len(self.active_channels))
+
+    def handle_accept(self) -> None:
+        before = len(self.active_channels)
+        super().handle_accept()
+        if self.seat is not None and len(self.active_channels) > before:
+            self.seat.accepted(len(self.active_channels))
 
     def maintenance(self, now: float) -> None:
         super().maintenance(now)
@@ -104,17 +128,36 @@ class _Server(TcpWSGIServer):
                 channel.will_close = True
 
 
+class _Wake(file_dispatcher):
+    """Wakes the loop when another worker accepted a connection (its seat's eventfd), so that
+    :meth:`_Server.readable` decides again whether to watch the listening socket."""
+
+    def __init__(self, seat: Seat, map: dict[int, Any]) -> None:
+        super().__init__(seat.wake_fd, map=map)
+
+    def readable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return False
+
+    def handle_read(self) -> None:
+        Seat.drain(self._fileno)
+
+
 class ApiServer:
     name = "zun-api"
 
     def __init__(self, app: Callable[..., Any], host: str, port: int, threads: int = 8,
-                 sock: socket.socket | None = None) -> None:
+                 sock: socket.socket | None = None, seat: Seat | None = None) -> None:
         self.app = app
+        self.seat = seat
         self.host = host
         self.port = port
         self.threads = threads
         self.sock = sock
         self._server: Any = None
+        self._wake: _Wake | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -130,9 +173,14 @@ class ApiServer:
             # Keep large list pages in memory: spooling past 1 MiB to a file costs more
             # than the page itself takes to build.
             outbuf_overflow=16 * 1024 * 1024)
+        if self.seat is not None:
+            # Set after parsing: Adjustments casts its loop timeout to an int.
+            adj.asyncore_loop_timeout = LOOP_TIMEOUT
         sockinfo = (sock.family, sock.type, sock.proto, sock.getsockname())
         self._server = _Server(self.app, map={}, _sock=sock, adj=adj, bind_socket=False,
                                sockinfo=sockinfo)
+        self._server.seat = self.seat
+        self._wake = None if self.seat is None else _Wake(self.seat, self._server._map)
         self.port = int(self._server.effective_port)
         self._thread = threading.Thread(target=self._server.run, name="zun-api-server")
         self._thread.start()
@@ -152,6 +200,8 @@ class ApiServer:
             # channel to close once its response is out, let running requests finish, then
             # close whatever is left and the listening socket.
             server.accepting = False
+            if self.seat is not None:
+                self.seat.withdraw()
             self._close_idle_channels(server)
             server.task_dispatcher.shutdown(timeout=10)
             # Answers written by the last requests are flushed by the loop thread.
@@ -161,6 +211,8 @@ class ApiServer:
                 time.sleep(0.05)
             for channel in list(server.active_channels.values()):
                 channel.close()
+            if self._wake is not None:
+                self._wake.close()
             server.close()
         if self._thread is not None:
             self._thread.join(timeout=10)

@@ -4,7 +4,8 @@ The parent binds the socket, forks ``workers`` children and only supervises: eac
 its own database engine, message transport and WSGI application (nothing with a thread or a
 connection crosses ``fork``) and serves the inherited socket with its own event loop. The
 kernel hands each new connection to whichever child accepts first, so a busy child (its GIL
-held by a request) leaves new connections to an idle one.
+held by a request) leaves new connections to an idle one. Each child gets a slot number, from
+0 to ``workers - 1``, that its replacement inherits (``zun.service.connection_spread``).
 
 SIGTERM or SIGINT to the parent is passed on to every child, which finishes the requests it
 is running (``ApiServer.stop``) and exits; a child still alive after ``STOP_TIMEOUT`` seconds
@@ -33,7 +34,7 @@ _POLL = 0.2
 _PR_SET_PDEATHSIG = 1
 
 
-def _spawn(child_main: Callable[[], int]) -> int:
+def _spawn(child_main: Callable[[int], int], slot: int) -> int:
     pid = os.fork()
     if pid:
         return pid
@@ -42,7 +43,7 @@ def _spawn(child_main: Callable[[], int]) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, signal.SIG_DFL)
         _stop_with_parent()
-        code = child_main()
+        code = child_main(slot)
     except BaseException:  # the child must never return into the parent's code
         LOG.exception("API worker %s failed", os.getpid())
     finally:
@@ -63,8 +64,9 @@ def _stop_with_parent() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def run_workers(workers: int, child_main: Callable[[], int]) -> int:
-    """Fork ``workers`` children running ``child_main`` and supervise them until a signal."""
+def run_workers(workers: int, child_main: Callable[[int], int]) -> int:
+    """Fork ``workers`` children running ``child_main(slot)`` and supervise them until a
+    signal."""
     stop = threading.Event()
 
     def _handle(signum: int, _frame: object) -> None:
@@ -72,11 +74,12 @@ def run_workers(workers: int, child_main: Callable[[], int]) -> int:
         stop.set()
 
     previous = {sig: signal.signal(sig, _handle) for sig in (signal.SIGTERM, signal.SIGINT)}
-    children: dict[int, float] = {}
+    # pid -> (start time, slot)
+    children: dict[int, tuple[float, int]] = {}
     code = 0
     try:
-        for _ in range(workers):
-            children[_spawn(child_main)] = time.monotonic()
+        for slot in range(workers):
+            children[_spawn(child_main, slot)] = (time.monotonic(), slot)
         LOG.info("Started %d API worker processes: %s", workers,
                  ", ".join(str(pid) for pid in children))
         while not stop.wait(_POLL):
@@ -90,7 +93,7 @@ def run_workers(workers: int, child_main: Callable[[], int]) -> int:
     return code
 
 
-def _reap(children: dict[int, float], child_main: Callable[[], int]) -> int:
+def _reap(children: dict[int, tuple[float, int]], child_main: Callable[[int], int]) -> int:
     """Replace children that died; non-zero when one died during start-up."""
     while children:
         try:
@@ -99,9 +102,10 @@ def _reap(children: dict[int, float], child_main: Callable[[], int]) -> int:
             return 0
         if pid == 0:
             return 0
-        started = children.pop(pid, None)
-        if started is None:
+        entry = children.pop(pid, None)
+        if entry is None:
             continue
+        started, slot = entry
         exit_code = os.waitstatus_to_exitcode(status)
         # A child killed by a signal is replaced whenever it died; one that gave up by
         # itself right after starting found a problem another child would find too.
@@ -109,11 +113,11 @@ def _reap(children: dict[int, float], child_main: Callable[[], int]) -> int:
             LOG.error("API worker %s exited during start-up (%s); stopping", pid, exit_code)
             return 1
         LOG.warning("API worker %s exited (%s); starting another", pid, exit_code)
-        children[_spawn(child_main)] = time.monotonic()
+        children[_spawn(child_main, slot)] = (time.monotonic(), slot)
     return 0
 
 
-def _stop_children(children: dict[int, float]) -> None:
+def _stop_children(children: dict[int, tuple[float, int]]) -> None:
     for pid in children:
         _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + STOP_TIMEOUT

@@ -13,12 +13,12 @@ from zun.service import prefork
 
 def test_a_child_failing_at_start_stops_the_parent() -> None:
     started = time.monotonic()
-    assert prefork.run_workers(2, lambda: 1) == 1
+    assert prefork.run_workers(2, lambda _slot: 1) == 1
     assert time.monotonic() - started < prefork.STARTUP_GRACE + 5
 
 
 def test_sigterm_is_passed_to_every_child(tmp_path: Path) -> None:
-    def child() -> int:
+    def child(_slot: int) -> int:
         stopped = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stopped.set())
         (tmp_path / f"up-{os.getpid()}").touch()
