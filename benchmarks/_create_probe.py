@@ -31,8 +31,9 @@ def _record(uuid: str | None, step: str, start: float, end: float) -> None:
         _OUT.write(line + "\n")
 
 
-def _wrap(owner: Any, name: str, step: str, uuid_of: Callable[..., str | None],
-          static: bool = False) -> None:
+def _wrap(
+    owner: Any, name: str, step: str, uuid_of: Callable[..., str | None], static: bool = False
+) -> None:
     original = getattr(owner, name)
 
     @functools.wraps(original)
@@ -64,12 +65,24 @@ def install() -> None:
     def insert_uuid(_self: Any, _ctx: Any, values: dict[str, Any], *_a: Any, **_k: Any) -> str:
         return values.get("uuid")
 
-    _wrap(api.ContainerAPI, "_insert_and_schedule", "api: quota + insert + schedule + claim",
-          insert_uuid)
-    _wrap(rpcapi.ContainerRPCAPI, "container_create", "api: cast",
-          lambda _s, _c, _h, uuid, *a, **k: uuid)
-    _wrap(container_lifecycle.ContainerLifecycle, "_do_create", "node: whole create",
-          lambda _s, _c, uuid, *a, **k: uuid)
+    _wrap(
+        api.ContainerAPI,
+        "_insert_and_schedule",
+        "api: quota + insert + schedule + claim",
+        insert_uuid,
+    )
+    _wrap(
+        rpcapi.ContainerRPCAPI,
+        "container_create",
+        "api: cast",
+        lambda _s, _c, _h, uuid, *a, **k: uuid,
+    )
+    _wrap(
+        container_lifecycle.ContainerLifecycle,
+        "_do_create",
+        "node: whole create",
+        lambda _s, _c, uuid, *a, **k: uuid,
+    )
     base = container_base.ContainerNodeBase
     _wrap(base, "_pull", "node: image check", _row_uuid)
     _wrap(container_resources.NodeResources, "prepare_volumes", "node: volumes", _row_uuid)

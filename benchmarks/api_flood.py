@@ -47,11 +47,19 @@ def start_api(base: Path, workers: int) -> tuple[subprocess.Popen[bytes], int]:
         "[DEFAULT]\ntransport_url = fake://\n"
         f"[database]\nconnection = sqlite:///{base / 'zun.sqlite'}\n"
         f"[api]\nauth_strategy = noauth\nhost_ip = 127.0.0.1\nport = {port}\n"
-        f"workers = {workers}\n")
-    subprocess.run([str(BIN / "zun-db-manage"), "--config-file", str(config), "upgrade"],
-                   check=True, capture_output=True, timeout=120)
-    proc = subprocess.Popen([str(BIN / "zun-api"), "--config-file", str(config)],
-                            stdout=subprocess.DEVNULL, stderr=(base / "api.log").open("wb"))
+        f"workers = {workers}\n"
+    )
+    subprocess.run(
+        [str(BIN / "zun-db-manage"), "--config-file", str(config), "upgrade"],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    proc = subprocess.Popen(
+        [str(BIN / "zun-api"), "--config-file", str(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=(base / "api.log").open("wb"),
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -124,8 +132,10 @@ class Flood:
 def summary(name: str, values: list[float]) -> str:
     ordered = sorted(values)
     p95 = ordered[int(len(ordered) * 0.95) - 1]
-    return (f"{name:<34} median {statistics.median(values):7.2f} ms  p95 {p95:7.2f} ms  "
-            f"max {max(values):7.2f} ms")
+    return (
+        f"{name:<34} median {statistics.median(values):7.2f} ms  p95 {p95:7.2f} ms  "
+        f"max {max(values):7.2f} ms"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -154,8 +164,10 @@ def main(argv: list[str] | None = None) -> int:
             code = proc.wait(timeout=90)
             stop_s = time.monotonic() - stopped
     load = os.getloadavg()
-    print(f"zun-api, {args.workers} worker processes; load average {load[0]:.1f} "
-          f"on {os.cpu_count()} CPUs")
+    print(
+        f"zun-api, {args.workers} worker processes; load average {load[0]:.1f} "
+        f"on {os.cpu_count()} CPUs"
+    )
     print(summary("GET /v1/services, no flood", before))
     print(summary(f"... with {args.idle} idle + {args.slow} slow", during))
     print(summary("... after the flood closed", after))

@@ -111,8 +111,7 @@ def _tree_cpu(pid: int) -> float:
 
 # Shared daemons whose CPU is shown beside the services' (each phase's polls and creates also
 # cost MariaDB and RabbitMQ, and the machine's other users share them): name -> process names.
-DAEMONS = {"mariadb": ("mariadbd", "mysqld"), "rabbitmq": ("beam.smp",),
-           "dockerd": ("dockerd",)}
+DAEMONS = {"mariadb": ("mariadbd", "mysqld"), "rabbitmq": ("beam.smp",), "dockerd": ("dockerd",)}
 
 
 def daemon_pids() -> dict[str, int]:
@@ -153,9 +152,10 @@ class Phase:
     def line(self) -> str:
         if not self.wall:
             return "not measured"
-        return ", ".join([f"{name} {cpu / self.wall * 100:5.1f}%"
-                          for name, cpu in self.cpu.items()]
-                         + [f"this client {self.client / self.wall * 100:5.1f}% of a CPU"])
+        return ", ".join(
+            [f"{name} {cpu / self.wall * 100:5.1f}%" for name, cpu in self.cpu.items()]
+            + [f"this client {self.client / self.wall * 100:5.1f}% of a CPU"]
+        )
 
 
 class Distributed(ZunClient):
@@ -176,8 +176,11 @@ class Distributed(ZunClient):
 
     def common_conf(self) -> dict[str, dict[str, Any]]:
         return {
-            "DEFAULT": {"transport_url": f"{RABBIT}/{self.vhost}", "my_ip": "127.0.0.1",
-                        "state_path": str(self.base / "state")},
+            "DEFAULT": {
+                "transport_url": f"{RABBIT}/{self.vhost}",
+                "my_ip": "127.0.0.1",
+                "state_path": str(self.base / "state"),
+            },
             "database": {"connection": f"{MARIADB_URL}/{self.db_name}"},
             "api": {"auth_strategy": "noauth", "host_ip": "127.0.0.1", "port": self.port},
             "network": {"driver": "docker"},
@@ -192,15 +195,23 @@ class Distributed(ZunClient):
             conn.close()
         self._db_made = True
         migration.upgrade("head", url=f"{MARIADB_URL}/{self.db_name}")
-        for args in (["add_vhost", self.vhost],
-                     ["set_permissions", "-p", self.vhost, "guest", ".*", ".*", ".*"]):
-            subprocess.run(["rabbitmqctl", "-q", *args], check=True, capture_output=True,
-                           timeout=60)
+        for args in (
+            ["add_vhost", self.vhost],
+            ["set_permissions", "-p", self.vhost, "guest", ".*", ".*", ".*"],
+        ):
+            subprocess.run(
+                ["rabbitmqctl", "-q", *args], check=True, capture_output=True, timeout=60
+            )
             self._vhost_made = True
         self._spawn("compute", merge(self.common_conf(), {"DEFAULT": {"host": self.host}}), 0)
-        self._spawn("api", merge(self.common_conf(), {
-            "DEFAULT": {"host": f"{self.host}-api"},
-            "api": {"workers": self.api_workers}}), self.api_nice)
+        self._spawn(
+            "api",
+            merge(
+                self.common_conf(),
+                {"DEFAULT": {"host": f"{self.host}-api"}, "api": {"workers": self.api_workers}},
+            ),
+            self.api_nice,
+        )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             for name, proc in self.procs.items():
@@ -208,9 +219,11 @@ class Distributed(ZunClient):
                     raise SystemExit(f"zun-{name} exited; see {self.logs[name]}")
             try:
                 status, body = self.request("GET", "/v1/hosts")
-                if (status == 200 and any(h["hostname"] == self.host for h in body["hosts"])
-                        and (AGENT_READY + self.host).encode()
-                        in self.logs["compute"].read_bytes()):
+                if (
+                    status == 200
+                    and any(h["hostname"] == self.host for h in body["hosts"])
+                    and (AGENT_READY + self.host).encode() in self.logs["compute"].read_bytes()
+                ):
                     return
             except OSError:
                 pass
@@ -225,9 +238,12 @@ class Distributed(ZunClient):
         with self.logs[name].open("wb") as log:
             self.procs[name] = subprocess.Popen(
                 [sys.executable, str(PROBE), name, "--config-file", str(config)],
-                stdout=subprocess.DEVNULL, stderr=log,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
                 env={**os.environ, "ZUN_BENCH_STEPS": str(self.steps[name])},
-                start_new_session=True, preexec_fn=_own_session(nice))
+                start_new_session=True,
+                preexec_fn=_own_session(nice),
+            )
 
     def pids(self) -> dict[str, int]:
         return {f"zun-{name}": self.procs[name].pid for name in ("api", "compute")}
@@ -250,8 +266,11 @@ class Distributed(ZunClient):
             deadline = time.monotonic() + 120
             pending = list(idents)
             while pending and time.monotonic() < deadline:
-                pending = [i for i in pending
-                           if self.request("GET", f"/v1/containers/{i}", conn=conn)[0] != 404]
+                pending = [
+                    i
+                    for i in pending
+                    if self.request("GET", f"/v1/containers/{i}", conn=conn)[0] != 404
+                ]
                 if pending:
                     time.sleep(0.1)
         finally:
@@ -301,12 +320,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=4, help="idle rounds")
     parser.add_argument("--parallel", type=int, default=10)
-    parser.add_argument("--parallel-rounds", type=int, default=8,
-                        help="rounds of the parallel phases (fast poll, slow poll, raw), in an "
-                             "order that turns each round")
+    parser.add_argument(
+        "--parallel-rounds",
+        type=int,
+        default=8,
+        help="rounds of the parallel phases (fast poll, slow poll, raw), in an "
+        "order that turns each round",
+    )
     parser.add_argument("--poll", type=float, default=0.02)
-    parser.add_argument("--api-nice", type=int, default=0, metavar="N",
-                        help="nice value of zun-api's session autogroup (zun-compute: 0)")
+    parser.add_argument(
+        "--api-nice",
+        type=int,
+        default=0,
+        metavar="N",
+        help="nice value of zun-api's session autogroup (zun-compute: 0)",
+    )
     parser.add_argument("--api-workers", type=int, default=1)
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, _interrupted)
@@ -361,10 +389,13 @@ def main() -> int:
             raw_t.append(elapsed)
             client.api.remove_container(ident, force=True)
 
-        idle_steps = [lambda: idle_api(args.poll, idle, idle_fast), idle_raw_once,
-                      lambda: idle_api(SLOW_POLL, quiet, idle_slow)]
+        idle_steps = [
+            lambda: idle_api(args.poll, idle, idle_fast),
+            idle_raw_once,
+            lambda: idle_api(SLOW_POLL, quiet, idle_slow),
+        ]
         for i in range(args.runs):
-            for step in idle_steps[i % 3:] + idle_steps[:i % 3]:
+            for step in idle_steps[i % 3 :] + idle_steps[: i % 3]:
                 step()
 
         loaded: list[list[dict[str, Any]]] = []
@@ -389,12 +420,15 @@ def main() -> int:
             raw_ids.extend(ident for _, ident in made)
             for _, ident in made:
                 client.api.remove_container(ident, force=True)
-            del raw_ids[-len(made):]
+            del raw_ids[-len(made) :]
 
-        rounds = [lambda: api_round(args.poll, loaded, par_fast),
-                  lambda: api_round(SLOW_POLL, loaded_quiet, par_slow), raw_round]
+        rounds = [
+            lambda: api_round(args.poll, loaded, par_fast),
+            lambda: api_round(SLOW_POLL, loaded_quiet, par_slow),
+            raw_round,
+        ]
         for i in range(args.parallel_rounds):
-            for phase in rounds[i % 3:] + rounds[:i % 3]:
+            for phase in rounds[i % 3 :] + rounds[: i % 3]:
                 phase()
         load1 = os.getloadavg()
 
@@ -419,21 +453,27 @@ def main() -> int:
         written_load = _p50_ms(r["finished"] - r["sent"] for r in flat(loaded))
         written_load_quiet = _p50_ms(r["finished"] - r["sent"] for r in flat(loaded_quiet))
         raw_load = _p50_ms(flat(raw_loaded))
-        post = {name: _p50_ms(r["answered"] - r["sent"] for r in runs)
-                for name, runs in (("idle", idle), ("idle/500", quiet),
-                                   ("parallel", flat(loaded)),
-                                   ("par/500", flat(loaded_quiet)))}
+        post = {
+            name: _p50_ms(r["answered"] - r["sent"] for r in runs)
+            for name, runs in (
+                ("idle", idle),
+                ("idle/500", quiet),
+                ("parallel", flat(loaded)),
+                ("par/500", flat(loaded_quiet)),
+            )
+        }
 
         def per_round(rounds_: list[list[Any]], key: Any) -> str:
-            return ", ".join(f"{_p50_ms(key(x) for x in r):.0f}" if r else "-"
-                             for r in rounds_)
+            return ", ".join(f"{_p50_ms(key(x) for x in r):.0f}" if r else "-" for r in rounds_)
 
         poll_ms = f"{args.poll * 1000:.0f} ms"
-        print(f"load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} at start, "
-              f"{load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f} at the end, on "
-              f"{os.cpu_count()} CPUs; {args.runs} idle rounds, {args.parallel_rounds} x "
-              f"{args.parallel} parallel; zun-api workers {args.api_workers}, autogroup "
-              f"{nices['api']}; zun-compute autogroup {nices['compute']}")
+        print(
+            f"load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} at start, "
+            f"{load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f} at the end, on "
+            f"{os.cpu_count()} CPUs; {args.runs} idle rounds, {args.parallel_rounds} x "
+            f"{args.parallel} parallel; zun-api workers {args.api_workers}, autogroup "
+            f"{nices['api']}; zun-compute autogroup {nices['compute']}"
+        )
         if failed:
             print(f"FAILED creates (left out of the figures): {len(failed)}")
             for reason in failed:
@@ -443,43 +483,68 @@ def main() -> int:
         print(f"  API, Running written                      {written_idle:8.1f} ms")
         print(f"  API, polled every 500 ms, Running written  {written_quiet:8.1f} ms")
         print(f"  raw docker-py, Zun's arguments + network  {raw_idle:8.1f} ms")
-        print(f"  POST -> 202 (fast / slow poll)            {post['idle']:8.1f} / "
-              f"{post['idle/500']:.1f} ms")
-        print(f"  client / raw                              {client_idle / raw_idle:8.2f} "
-              "(target <= 1.15)")
-        print(f"  fast poll / slow poll (Running written)   {written_idle / written_quiet:8.2f}"
-              " (1.0: polling does not slow the create)")
+        print(
+            f"  POST -> 202 (fast / slow poll)            {post['idle']:8.1f} / "
+            f"{post['idle/500']:.1f} ms"
+        )
+        print(
+            f"  client / raw                              {client_idle / raw_idle:8.2f} "
+            "(target <= 1.15)"
+        )
+        print(
+            f"  fast poll / slow poll (Running written)   {written_idle / written_quiet:8.2f}"
+            " (1.0: polling does not slow the create)"
+        )
         print(f"  CPU, polled every {poll_ms}: {idle_fast.line()}")
         print(f"  CPU, polled every 500 ms: {idle_slow.line()}")
         print(f"  CPU, raw creates: {idle_raw.line()}")
         print(f"\n{args.parallel} parallel (p50 over all rounds; per round in brackets):")
-        print(f"  API, client-visible                       {client_load:8.1f} ms  "
-              f"({per_round(loaded, lambda r: r['seen'] - r['sent'])})")
-        print(f"  API, Running written                      {written_load:8.1f} ms  "
-              f"({per_round(loaded, lambda r: r['finished'] - r['sent'])})")
-        print(f"  API, polled every 500 ms, Running written  {written_load_quiet:8.1f} ms  "
-              f"({per_round(loaded_quiet, lambda r: r['finished'] - r['sent'])})")
-        print(f"  raw docker-py, Zun's arguments + network  {raw_load:8.1f} ms  "
-              f"({per_round(raw_loaded, lambda t: t)})")
-        print(f"  POST -> 202 (fast / slow poll)            {post['parallel']:8.1f} / "
-              f"{post['par/500']:.1f} ms")
-        print(f"  client / raw                              {client_load / raw_load:8.2f} "
-              "(target <= 1.3)")
-        print(f"  fast poll / slow poll (Running written)   "
-              f"{written_load / written_load_quiet:8.2f}")
+        print(
+            f"  API, client-visible                       {client_load:8.1f} ms  "
+            f"({per_round(loaded, lambda r: r['seen'] - r['sent'])})"
+        )
+        print(
+            f"  API, Running written                      {written_load:8.1f} ms  "
+            f"({per_round(loaded, lambda r: r['finished'] - r['sent'])})"
+        )
+        print(
+            f"  API, polled every 500 ms, Running written  {written_load_quiet:8.1f} ms  "
+            f"({per_round(loaded_quiet, lambda r: r['finished'] - r['sent'])})"
+        )
+        print(
+            f"  raw docker-py, Zun's arguments + network  {raw_load:8.1f} ms  "
+            f"({per_round(raw_loaded, lambda t: t)})"
+        )
+        print(
+            f"  POST -> 202 (fast / slow poll)            {post['parallel']:8.1f} / "
+            f"{post['par/500']:.1f} ms"
+        )
+        print(
+            f"  client / raw                              {client_load / raw_load:8.2f} "
+            "(target <= 1.3)"
+        )
+        print(
+            f"  fast poll / slow poll (Running written)   {written_load / written_load_quiet:8.2f}"
+        )
         print(f"  CPU, polled every {poll_ms}: {par_fast.line()}")
         print(f"  CPU, polled every 500 ms: {par_slow.line()}")
         print(f"  CPU, raw creates: {par_raw.line()}")
-        columns = [("idle", idle), ("idle/500", quiet), ("parallel", flat(loaded)),
-                   ("par/500", flat(loaded_quiet))]
+        columns = [
+            ("idle", idle),
+            ("idle/500", quiet),
+            ("parallel", flat(loaded)),
+            ("par/500", flat(loaded_quiet)),
+        ]
         steps_file = zun.steps_file()
         tables = [step_table(steps_file, runs) for _, runs in columns]
         print("\nsteps of an API create (median ms; /500: polled every 500 ms)")
         print(f"  {'':<40}" + "".join(f"{name:>10}" for name, _ in columns))
         print(f"  {'client: POST -> 202':<40}" + "".join(f"{post[n]:10.1f}" for n, _ in columns))
         for name in STEP_ORDER:
-            print(f"  {name:<40}" + "".join(f"{table.get(name, float('nan')):10.1f}"
-                                            for table in tables))
+            print(
+                f"  {name:<40}"
+                + "".join(f"{table.get(name, float('nan')):10.1f}" for table in tables)
+            )
     finally:
         if zun.procs.get("api") is not None and zun.procs["api"].poll() is None:
             try:
@@ -488,7 +553,8 @@ def main() -> int:
                 pass
         zun.stop()
         for container in client.containers.list(
-                all=True, filters={"label": f"zun.host={zun.host}"}):
+            all=True, filters={"label": f"zun.host={zun.host}"}
+        ):
             container.remove(force=True)
         for ident in raw_ids:
             try:

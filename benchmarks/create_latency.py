@@ -56,8 +56,11 @@ IMAGE = "busybox:latest"
 COMMAND = ["sleep", "300"]
 CPU = 0.1
 MEMORY_MB = 32
-HEADERS = {"OpenStack-API-Version": "container 1.40", "Content-Type": "application/json",
-           "X-Auth-Token": "notused"}
+HEADERS = {
+    "OpenStack-API-Version": "container 1.40",
+    "Content-Type": "application/json",
+    "X-Auth-Token": "notused",
+}
 POLL_INTERVAL = 0.05
 
 
@@ -73,13 +76,25 @@ class Server:
         self.port = _free_port()
         self.host = f"bench-{uuid.uuid4().hex[:8]}"
         config = base / "zun.conf"
-        config.write_text(f"[DEFAULT]\nhost = {self.host}\n[websocket_proxy]\n"
-                          f"wsproxy_host = 127.0.0.1\nwsproxy_port = {_free_port()}\n")
+        config.write_text(
+            f"[DEFAULT]\nhost = {self.host}\n[websocket_proxy]\n"
+            f"wsproxy_host = 127.0.0.1\nwsproxy_port = {_free_port()}\n"
+        )
         zun_all = Path(sys.executable).parent / "zun-all"
         self.log = (base / "zun-all.log").open("wb")
         self.proc = subprocess.Popen(
-            [str(zun_all), "--state-dir", str(base / "state"), "--port", str(self.port),
-             "--config-file", str(config)], stdout=subprocess.DEVNULL, stderr=self.log)
+            [
+                str(zun_all),
+                "--state-dir",
+                str(base / "state"),
+                "--port",
+                str(self.port),
+                "--config-file",
+                str(config),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=self.log,
+        )
         self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
 
     def wait_ready(self, timeout: float = 60) -> None:
@@ -106,9 +121,18 @@ class Server:
     def run_container(self) -> tuple[str, str]:
         """``(uuid, name)`` of a new container, run=true."""
         name = f"bench-{uuid.uuid4().hex[:12]}"
-        status, body = self.request("POST", "/v1/containers?run=true", {
-            "name": name, "image": IMAGE, "command": COMMAND, "cpu": CPU,
-            "memory": MEMORY_MB, "image_pull_policy": "ifnotpresent"})
+        status, body = self.request(
+            "POST",
+            "/v1/containers?run=true",
+            {
+                "name": name,
+                "image": IMAGE,
+                "command": COMMAND,
+                "cpu": CPU,
+                "memory": MEMORY_MB,
+                "image_pull_policy": "ifnotpresent",
+            },
+        )
         if status != 202:
             raise SystemExit(f"create answered {status}: {body}")
         return body["uuid"], name
@@ -124,8 +148,9 @@ class Server:
             if status == "Running":
                 return
             if status == "Error":
-                raise SystemExit(f"container went to Error: "
-                                 f"{body['containers'][0]['status_reason']}")
+                raise SystemExit(
+                    f"container went to Error: {body['containers'][0]['status_reason']}"
+                )
             time.sleep(POLL_INTERVAL)
         raise SystemExit("container did not run in time")
 
@@ -161,8 +186,11 @@ def api_once(server: Server) -> tuple[float, float]:
     observed = time.perf_counter() - start
     _, body = server.request("GET", f"/v1/containers/{container_uuid}/container_actions")
     finish = body["containerActions"][0]["finish_time"]
-    done = datetime.datetime.strptime(finish, "%Y-%m-%dT%H:%M:%S.%f").replace(
-        tzinfo=datetime.UTC).timestamp()
+    done = (
+        datetime.datetime.strptime(finish, "%Y-%m-%dT%H:%M:%S.%f")
+        .replace(tzinfo=datetime.UTC)
+        .timestamp()
+    )
     server.delete(container_uuid)
     return observed, done - sent
 
@@ -170,10 +198,15 @@ def api_once(server: Server) -> tuple[float, float]:
 def raw_spec(network: str) -> Any:
     """The very create arguments Zun sends for the API's containers (limits, labels,
     hardening), so that the ratio measures Zun's machinery, not a different container."""
-    row = {"uuid": str(uuid.uuid4()), "image": IMAGE, "command": COMMAND, "cpu": CPU,
-           "memory": str(MEMORY_MB), "labels": {"bench": "raw"}}
-    spec = build_create_spec(row, IMAGE, {"network_mode": network,
-                                          "endpoints": {network: {}}})
+    row = {
+        "uuid": str(uuid.uuid4()),
+        "image": IMAGE,
+        "command": COMMAND,
+        "cpu": CPU,
+        "memory": str(MEMORY_MB),
+        "labels": {"bench": "raw"},
+    }
+    spec = build_create_spec(row, IMAGE, {"network_mode": network, "endpoints": {network: {}}})
     spec.create["name"] = f"bench-raw-{row['uuid']}"
     spec.create["labels"]["zun.managed"] = "false"  # not Zun's: no reaper may take it
     return spec
@@ -197,8 +230,11 @@ def raw_once(api: docker.APIClient, network: str, hardened: bool = True) -> floa
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--keep-state", action="store_true",
-                        help="keep the state dir (database, log) and print where it is")
+    parser.add_argument(
+        "--keep-state",
+        action="store_true",
+        help="keep the state dir (database, log) and print where it is",
+    )
     args = parser.parse_args()
 
     client = docker.from_env(timeout=120)
@@ -215,8 +251,9 @@ def main() -> int:
         api_once(server)  # warm-up: first image row, first connections
         raw_once(client.api, raw_network)
         # The raw side's network gets a resident container too, as the project's has.
-        raw_keeper = client.containers.run(IMAGE, COMMAND, detach=True, network=raw_network,
-                                           labels={"bench": "raw"})
+        raw_keeper = client.containers.run(
+            IMAGE, COMMAND, detach=True, network=raw_network, labels={"bench": "raw"}
+        )
 
         observed, stamped, raw_times, plain_times = [], [], [], []
         for _ in range(args.runs):
@@ -228,22 +265,33 @@ def main() -> int:
         api_median = statistics.median(stamped)
         raw_median = statistics.median(raw_times)
         print(f"runs: {args.runs}")
-        print(f"API create-to-Running median:   {api_median * 1000:8.1f} ms "
-              f"(min {min(stamped) * 1000:.1f}, max {max(stamped) * 1000:.1f})")
-        print(f"  as seen by a client polling every {POLL_INTERVAL * 1000:.0f} ms: "
-              f"{statistics.median(observed) * 1000:.1f} ms")
-        print(f"raw docker create+start median: {raw_median * 1000:8.1f} ms "
-              f"(min {min(raw_times) * 1000:.1f}, max {max(raw_times) * 1000:.1f})")
-        print(f"  same, without Zun's hardening options: "
-              f"{statistics.median(plain_times) * 1000:.1f} ms")
-        print(f"ratio: {api_median / raw_median:.2f} (target <= 1.15); as seen by the client: "
-              f"{statistics.median(observed) / raw_median:.2f}")
+        print(
+            f"API create-to-Running median:   {api_median * 1000:8.1f} ms "
+            f"(min {min(stamped) * 1000:.1f}, max {max(stamped) * 1000:.1f})"
+        )
+        print(
+            f"  as seen by a client polling every {POLL_INTERVAL * 1000:.0f} ms: "
+            f"{statistics.median(observed) * 1000:.1f} ms"
+        )
+        print(
+            f"raw docker create+start median: {raw_median * 1000:8.1f} ms "
+            f"(min {min(raw_times) * 1000:.1f}, max {max(raw_times) * 1000:.1f})"
+        )
+        print(
+            f"  same, without Zun's hardening options: "
+            f"{statistics.median(plain_times) * 1000:.1f} ms"
+        )
+        print(
+            f"ratio: {api_median / raw_median:.2f} (target <= 1.15); as seen by the client: "
+            f"{statistics.median(observed) / raw_median:.2f}"
+        )
     finally:
         if keeper is not None:
             server.delete(keeper)
         server.stop()
         for container in client.containers.list(
-                all=True, filters={"label": f"zun.host={server.host}"}):
+            all=True, filters={"label": f"zun.host={server.host}"}
+        ):
             container.remove(force=True)
         if raw_keeper is not None:
             raw_keeper.remove(force=True)

@@ -64,10 +64,19 @@ COMMAND = ["sleep", "300"]
 CPU = 0.1
 MEMORY_MB = 32
 HEADERS = {"OpenStack-API-Version": "container 1.40", "Content-Type": "application/json"}
-STEP_ORDER = ("api: quota + insert + schedule + claim", "api: cast", "node: queue",
-              "node: image check", "node: volumes", "node: network", "node: docker create",
-              "node: docker start", "node: inspect", "node: status write",
-              "client: write -> seen")
+STEP_ORDER = (
+    "api: quota + insert + schedule + claim",
+    "api: cast",
+    "node: queue",
+    "node: image check",
+    "node: volumes",
+    "node: network",
+    "node: docker create",
+    "node: docker start",
+    "node: inspect",
+    "node: status write",
+    "client: write -> seen",
+)
 
 
 def _free_port() -> int:
@@ -88,15 +97,18 @@ def config_text(host: str, settings: list[str]) -> str:
         if not (sep and dot and group and option):
             raise SystemExit(f"--set wants GROUP.OPTION=VALUE, not {setting!r}")
         groups[group].append(f"{option} = {value}")
-    return "".join(f"[{group}]\n" + "".join(f"{line}\n" for line in lines)
-                   for group, lines in groups.items())
+    return "".join(
+        f"[{group}]\n" + "".join(f"{line}\n" for line in lines) for group, lines in groups.items()
+    )
 
 
 def _own_session(nice: int) -> Callable[[], None]:
     """What a service manager does (zun-all alone in its session, so in its own scheduling
     autogroup), with that autogroup's nice value set to ``nice``: runs in the child."""
+
     def lower() -> None:
         Path("/proc/self/autogroup").write_text(str(nice))
+
     return lower
 
 
@@ -106,13 +118,19 @@ class ZunClient:
 
     port: int
 
-    def request(self, method: str, path: str, body: Any = None,
-                conn: http.client.HTTPConnection | None = None) -> tuple[int, Any]:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        conn: http.client.HTTPConnection | None = None,
+    ) -> tuple[int, Any]:
         own = conn is None
         conn = conn or http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
         try:
-            conn.request(method, path, body=None if body is None else json.dumps(body),
-                         headers=HEADERS)
+            conn.request(
+                method, path, body=None if body is None else json.dumps(body), headers=HEADERS
+            )
             resp = conn.getresponse()
             raw = resp.read()
             return resp.status, (json.loads(raw) if raw else None)
@@ -125,9 +143,19 @@ class ZunClient:
         the wall clock."""
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
         sent = time.time()
-        status, body = self.request("POST", "/v1/containers?run=true", {
-            "name": f"bench-{uuid.uuid4().hex[:12]}", "image": IMAGE, "command": COMMAND,
-            "cpu": CPU, "memory": MEMORY_MB, "image_pull_policy": "ifnotpresent"}, conn)
+        status, body = self.request(
+            "POST",
+            "/v1/containers?run=true",
+            {
+                "name": f"bench-{uuid.uuid4().hex[:12]}",
+                "image": IMAGE,
+                "command": COMMAND,
+                "cpu": CPU,
+                "memory": MEMORY_MB,
+                "image_pull_policy": "ifnotpresent",
+            },
+            conn,
+        )
         answered = time.time()
         if status != 202:
             raise SystemExit(f"create answered {status}: {body}")
@@ -141,14 +169,16 @@ class ZunClient:
             if shown["status"] == "Error":
                 raise SystemExit(f"create failed: {shown['status_reason']}")
         seen = time.time()
-        _, actions = self.request("GET", f"/v1/containers/{ident}/container_actions",
-                                  conn=conn)
+        _, actions = self.request("GET", f"/v1/containers/{ident}/container_actions", conn=conn)
         conn.close()
-        finish = datetime.datetime.strptime(
-            actions["containerActions"][0]["finish_time"], "%Y-%m-%dT%H:%M:%S.%f").replace(
-            tzinfo=datetime.UTC).timestamp()
-        return {"uuid": ident, "sent": sent, "answered": answered, "seen": seen,
-                "finished": finish}
+        finish = (
+            datetime.datetime.strptime(
+                actions["containerActions"][0]["finish_time"], "%Y-%m-%dT%H:%M:%S.%f"
+            )
+            .replace(tzinfo=datetime.UTC)
+            .timestamp()
+        )
+        return {"uuid": ident, "sent": sent, "answered": answered, "seen": seen, "finished": finish}
 
     def delete(self, ident: str) -> None:
         self.request("DELETE", f"/v1/containers/{ident}?force=true")
@@ -160,8 +190,9 @@ class ZunClient:
 
 
 class Zun(ZunClient):
-    def __init__(self, base: Path, settings: list[str] | None = None,
-                 session_nice: int | None = None) -> None:
+    def __init__(
+        self, base: Path, settings: list[str] | None = None, session_nice: int | None = None
+    ) -> None:
         self.port = _free_port()
         self.host = f"bench-{uuid.uuid4().hex[:8]}"
         self.steps = base / "steps.jsonl"
@@ -169,15 +200,26 @@ class Zun(ZunClient):
         config.write_text(config_text(self.host, settings or []))
         self.log = (base / "zun-all.log").open("wb")
         # ZUN_BENCH_PROBE: another probe script (e.g. one that also profiles).
-        probe = Path(os.environ.get("ZUN_BENCH_PROBE")
-                     or Path(__file__).with_name("_create_probe.py"))
+        probe = Path(
+            os.environ.get("ZUN_BENCH_PROBE") or Path(__file__).with_name("_create_probe.py")
+        )
         self.proc = subprocess.Popen(
-            [sys.executable, str(probe), "--state-dir", str(base / "state"),
-             "--port", str(self.port), "--config-file", str(config)],
-            stdout=subprocess.DEVNULL, stderr=self.log,
+            [
+                sys.executable,
+                str(probe),
+                "--state-dir",
+                str(base / "state"),
+                "--port",
+                str(self.port),
+                "--config-file",
+                str(config),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=self.log,
             env={**os.environ, "ZUN_BENCH_STEPS": str(self.steps)},
             start_new_session=session_nice is not None,
-            preexec_fn=None if session_nice is None else _own_session(session_nice))
+            preexec_fn=None if session_nice is None else _own_session(session_nice),
+        )
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -209,19 +251,26 @@ _RAW_STEPS = threading.local()
 def raw_once(api: docker.APIClient, network: str | None, zun_args: bool) -> tuple[float, str]:
     name = f"bench-raw-{uuid.uuid4().hex[:12]}"
     if zun_args:
-        row = {"uuid": str(uuid.uuid4()), "image": IMAGE, "command": COMMAND, "cpu": CPU,
-               "memory": str(MEMORY_MB), "labels": {"bench": "raw"}}
-        spec = build_create_spec(row, IMAGE, {"network_mode": network,
-                                              "endpoints": {network: {}}})
+        row = {
+            "uuid": str(uuid.uuid4()),
+            "image": IMAGE,
+            "command": COMMAND,
+            "cpu": CPU,
+            "memory": str(MEMORY_MB),
+            "labels": {"bench": "raw"},
+        }
+        spec = build_create_spec(row, IMAGE, {"network_mode": network, "endpoints": {network: {}}})
         spec.create["name"] = name
         spec.create["labels"]["zun.managed"] = "false"  # not Zun's: no reaper may take it
         start = time.perf_counter()
-        created = api.create_container(host_config=api.create_host_config(**spec.host_config),
-                                       **spec.create)
+        created = api.create_container(
+            host_config=api.create_host_config(**spec.host_config), **spec.create
+        )
     else:
         start = time.perf_counter()
-        created = api.create_container(IMAGE, COMMAND, name=name, labels={"bench": "raw"},
-                                       host_config=api.create_host_config())
+        created = api.create_container(
+            IMAGE, COMMAND, name=name, labels={"bench": "raw"}, host_config=api.create_host_config()
+        )
     made = time.perf_counter()
     api.start(created["Id"])
     end = time.perf_counter()
@@ -254,8 +303,9 @@ def resident_network(client: docker.DockerClient) -> tuple[str, Any]:
     caller removes both."""
     net = f"bench-raw-{uuid.uuid4().hex[:8]}"
     client.networks.create(net, driver="bridge", labels={"bench": "raw"})
-    resident = client.containers.run(IMAGE, COMMAND, detach=True, network=net,
-                                     labels={"bench": "raw"})
+    resident = client.containers.run(
+        IMAGE, COMMAND, detach=True, network=net, labels={"bench": "raw"}
+    )
     return net, resident
 
 
@@ -310,8 +360,7 @@ class Phase:
         self.server = self.client = self.wall = 0.0
 
     def __enter__(self) -> Phase:
-        self._s, self._c, self._w = (_cpu_seconds(self.pid), time.process_time(),
-                                     time.monotonic())
+        self._s, self._c, self._w = (_cpu_seconds(self.pid), time.process_time(), time.monotonic())
         return self
 
     def __exit__(self, *_exc: object) -> None:
@@ -320,24 +369,40 @@ class Phase:
         self.wall += time.monotonic() - self._w
 
     def line(self) -> str:
-        return (f"zun-all {self.server / self.wall * 100:5.1f}% of a CPU, "
-                f"this client {self.client / self.wall * 100:5.1f}%")
+        return (
+            f"zun-all {self.server / self.wall * 100:5.1f}% of a CPU, "
+            f"this client {self.client / self.wall * 100:5.1f}%"
+        )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--parallel", type=int, default=10)
-    parser.add_argument("--parallel-rounds", type=int, default=3,
-                        help="rounds of the parallel phases (fast poll, slow poll, raw), in an "
-                             "order that turns each round")
+    parser.add_argument(
+        "--parallel-rounds",
+        type=int,
+        default=3,
+        help="rounds of the parallel phases (fast poll, slow poll, raw), in an "
+        "order that turns each round",
+    )
     parser.add_argument("--poll", type=float, default=0.02)
-    parser.add_argument("--set", action="append", default=[], metavar="GROUP.OPTION=VALUE",
-                        help="a zun-all setting, e.g. api.workers=4 (repeatable)")
-    parser.add_argument("--session-nice", type=int, default=None, metavar="N",
-                        help="start zun-all in a session of its own (as a service manager "
-                             "does) and give that session's scheduling autogroup nice N: the "
-                             "CPU priority of the whole process against Docker's")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="GROUP.OPTION=VALUE",
+        help="a zun-all setting, e.g. api.workers=4 (repeatable)",
+    )
+    parser.add_argument(
+        "--session-nice",
+        type=int,
+        default=None,
+        metavar="N",
+        help="start zun-all in a session of its own (as a service manager "
+        "does) and give that session's scheduling autogroup nice N: the "
+        "CPU priority of the whole process against Docker's",
+    )
     args = parser.parse_args()
 
     client = docker.from_env(timeout=300)
@@ -368,8 +433,11 @@ def main() -> int:
         keeper = zun.create_and_wait(0.1)  # the project network exists from here on
         api_ids.append(keeper["uuid"])
         api_ids.append(zun.create_and_wait(args.poll)["uuid"])  # warm-up
-        raw_ids.append(client.containers.run(IMAGE, COMMAND, detach=True, network=raw_net,
-                                             labels={"bench": "raw"}).id)
+        raw_ids.append(
+            client.containers.run(
+                IMAGE, COMMAND, detach=True, network=raw_net, labels={"bench": "raw"}
+            ).id
+        )
         for zun_args, net in ((True, raw_net), (False, None)):
             raw_ids.append(raw_once(client.api, net, zun_args)[1])
 
@@ -387,8 +455,11 @@ def main() -> int:
                 run = zun.create_and_wait(args.poll)
             idle.append(run)
             zun.delete(run["uuid"])
-            for times, net, zun_args in ((raw_t, raw_net, True), (plain_t, None, False),
-                                         (args_default_t, "bridge", True)):
+            for times, net, zun_args in (
+                (raw_t, raw_net, True),
+                (plain_t, None, False),
+                (args_default_t, "bridge", True),
+            ):
                 elapsed, ident = raw_once(client.api, net, zun_args)
                 times.append(elapsed)
                 if times is raw_t:
@@ -403,24 +474,25 @@ def main() -> int:
         loaded_quiet: list[dict[str, Any]] = []
         raw_loaded: list[tuple[float, str]] = []
         load_fast_phase, load_quiet_phase = Phase(zun.proc.pid), Phase(zun.proc.pid)
+
         def fast_round() -> None:
             with load_fast_phase:
                 loaded.extend(parallel(lambda: zun.create_and_wait(args.poll), args.parallel))
-            api_ids.extend(r["uuid"] for r in loaded[-args.parallel:])
+            api_ids.extend(r["uuid"] for r in loaded[-args.parallel :])
 
         def slow_round() -> None:
             with load_quiet_phase:
                 loaded_quiet.extend(parallel(lambda: zun.create_and_wait(0.5), args.parallel))
-            api_ids.extend(r["uuid"] for r in loaded_quiet[-args.parallel:])
+            api_ids.extend(r["uuid"] for r in loaded_quiet[-args.parallel :])
 
         def raw_round() -> None:
             raw_loaded.extend(raw_parallel(raw_net, args.parallel))
-            raw_ids.extend(ident for _, ident in raw_loaded[-args.parallel:])
+            raw_ids.extend(ident for _, ident in raw_loaded[-args.parallel :])
 
         # The order turns each round, so that no phase always follows the same clean-up.
         rounds = [fast_round, slow_round, raw_round]
         for i in range(args.parallel_rounds):
-            for phase in rounds[i % 3:] + rounds[:i % 3]:
+            for phase in rounds[i % 3 :] + rounds[: i % 3]:
                 phase()
                 clean_between_phases()
         load1 = os.getloadavg()[0]
@@ -434,27 +506,38 @@ def main() -> int:
         stamped_load = med(r["finished"] - r["sent"] for r in loaded)
         stamped_load_quiet = med(r["finished"] - r["sent"] for r in loaded_quiet)
         raw_load = med(t for t, _ in raw_loaded)
-        print(f"load average {load0:.1f} at start, {load1:.1f} at the end, on "
-              f"{os.cpu_count()} CPUs; {args.runs} idle rounds, {args.parallel_rounds} x "
-              f"{args.parallel} parallel; settings: {' '.join(args.set) or 'defaults'}"
-              + ("" if args.session_nice is None
-                 else f"; own session, autogroup nice {args.session_nice}"))
+        print(
+            f"load average {load0:.1f} at start, {load1:.1f} at the end, on "
+            f"{os.cpu_count()} CPUs; {args.runs} idle rounds, {args.parallel_rounds} x "
+            f"{args.parallel} parallel; settings: {' '.join(args.set) or 'defaults'}"
+            + (
+                ""
+                if args.session_nice is None
+                else f"; own session, autogroup nice {args.session_nice}"
+            )
+        )
         print("\nidle (medians):")
-        print(f"  API, client polling show every {args.poll * 1000:.0f} ms   "
-              f"{client_idle * 1000:8.1f} ms")
+        print(
+            f"  API, client polling show every {args.poll * 1000:.0f} ms   "
+            f"{client_idle * 1000:8.1f} ms"
+        )
         print(f"  API, Running written (action finish)      {stamped_idle * 1000:8.1f} ms")
         print(f"  API, polled every 500 ms, Running written  {stamped_quiet * 1000:8.1f} ms")
         print(f"  raw docker-py, Zun's arguments + network  {raw_idle * 1000:8.1f} ms")
         print(f"  plain docker-py create+start, default bridge {plain_idle * 1000:5.1f} ms")
         args_default = med(args_default_t)
         print(f"  raw docker-py, Zun's arguments, default bridge {args_default * 1000:4.1f} ms")
-        print(f"  client / raw (Zun's args)                 {client_idle / raw_idle:8.2f} "
-              "(target <= 1.15)")
+        print(
+            f"  client / raw (Zun's args)                 {client_idle / raw_idle:8.2f} "
+            "(target <= 1.15)"
+        )
         print(f"  client / plain (default bridge)           {client_idle / plain_idle:8.2f}")
         print(f"  raw (Zun's args) / plain                  {raw_idle / plain_idle:8.2f}")
         print(f"  of which the project bridge (vs default)  {raw_idle / args_default:8.2f}")
-        print(f"  fast poll / slow poll (Running written)   {stamped_idle / stamped_quiet:8.2f}"
-              " (1.0: polling does not slow the create)")
+        print(
+            f"  fast poll / slow poll (Running written)   {stamped_idle / stamped_quiet:8.2f}"
+            " (1.0: polling does not slow the create)"
+        )
         print(f"  CPU while polled every {args.poll * 1000:.0f} ms: {fast_phase.line()}")
         print(f"  CPU while polled every 500 ms: {quiet_phase.line()}")
         print(f"\n{args.parallel} parallel (p50):")
@@ -462,26 +545,39 @@ def main() -> int:
         print(f"  API, Running written                      {stamped_load * 1000:8.1f} ms")
         print(f"  API, polled every 500 ms, Running written  {stamped_load_quiet * 1000:8.1f} ms")
         print(f"  raw docker-py, Zun's arguments + network  {raw_load * 1000:8.1f} ms")
-        print(f"  client / raw                              {client_load / raw_load:8.2f} "
-              "(target <= 1.3)")
-        print(f"  fast poll / slow poll (Running written)   "
-              f"{stamped_load / stamped_load_quiet:8.2f}")
+        print(
+            f"  client / raw                              {client_load / raw_load:8.2f} "
+            "(target <= 1.3)"
+        )
+        print(
+            f"  fast poll / slow poll (Running written)   {stamped_load / stamped_load_quiet:8.2f}"
+        )
         print(f"  CPU while polled every {args.poll * 1000:.0f} ms: {load_fast_phase.line()}")
         print(f"  CPU while polled every 500 ms: {load_quiet_phase.line()}")
-        columns = [("idle", idle), ("idle/500", quiet), ("parallel", loaded),
-                   ("par/500", loaded_quiet)]
+        columns = [
+            ("idle", idle),
+            ("idle/500", quiet),
+            ("parallel", loaded),
+            ("par/500", loaded_quiet),
+        ]
         tables = [step_table(zun.steps, runs) for _, runs in columns]
         print("\nsteps of an API create (median ms; /500: polled every 500 ms)")
         print(f"  {'':<40}" + "".join(f"{name:>10}" for name, _ in columns))
         posts = [med(r["answered"] - r["sent"] for r in runs) * 1000 for _, runs in columns]
         print(f"  {'client: POST -> 202':<40}" + "".join(f"{v:10.1f}" for v in posts))
         for name in STEP_ORDER:
-            print(f"  {name:<40}" + "".join(f"{table.get(name, float('nan')):10.1f}"
-                                            for table in tables))
-        print(f"  {'raw (Zun args + network): docker create':<40}"
-              f"{med(c for c, _ in raw_steps) * 1000:10.1f}")
-        print(f"  {'raw (Zun args + network): docker start':<40}"
-              f"{med(s for _, s in raw_steps) * 1000:10.1f}")
+            print(
+                f"  {name:<40}"
+                + "".join(f"{table.get(name, float('nan')):10.1f}" for table in tables)
+            )
+        print(
+            f"  {'raw (Zun args + network): docker create':<40}"
+            f"{med(c for c, _ in raw_steps) * 1000:10.1f}"
+        )
+        print(
+            f"  {'raw (Zun args + network): docker start':<40}"
+            f"{med(s for _, s in raw_steps) * 1000:10.1f}"
+        )
     finally:
         for ident in api_ids:
             try:
@@ -490,7 +586,8 @@ def main() -> int:
                 pass
         zun.stop()
         for container in client.containers.list(
-                all=True, filters={"label": f"zun.host={zun.host}"}):
+            all=True, filters={"label": f"zun.host={zun.host}"}
+        ):
             container.remove(force=True)
         for ident in raw_ids:
             try:

@@ -37,26 +37,65 @@ import pymysql
 
 PROFILE_SORT = "cumulative"
 ADMIN_URL = "mysql+pymysql://root@127.0.0.1:3306"
-ADMIN_HEADERS = {"X-User-Id": "bench-admin", "X-Project-Id": "bench-admin-project",
-                 "X-Roles": "admin", "OpenStack-API-Version": "container 1.40"}
+ADMIN_HEADERS = {
+    "X-User-Id": "bench-admin",
+    "X-Project-Id": "bench-admin-project",
+    "X-Roles": "admin",
+    "OpenStack-API-Version": "container 1.40",
+}
 MEMBER_PROJECT = "bench-member-project"
-MEMBER_HEADERS = {"X-User-Id": "bench-member", "X-Project-Id": MEMBER_PROJECT,
-                  "X-Roles": "member", "OpenStack-API-Version": "container 1.40"}
+MEMBER_HEADERS = {
+    "X-User-Id": "bench-member",
+    "X-Project-Id": MEMBER_PROJECT,
+    "X-Roles": "member",
+    "OpenStack-API-Version": "container 1.40",
+}
 
 # The columns the container view shows (the floor reads exactly these).
 FLOOR_COLUMNS = (
-    "uuid", "name", "image", "project_id", "user_id", "command", "entrypoint", "status",
-    "status_reason", "status_detail", "task_state", "cpu", "memory", "disk", "cpu_policy",
-    "environment", "labels", "workdir", "hostname", "ports", "addresses", "restart_policy",
-    "interactive", "tty", "auto_remove", "auto_heal", "image_driver", "security_groups",
-    "healthcheck", "registry_id", "created_at", "updated_at", "host", "image_pull_policy",
-    "privileged", "runtime",
+    "uuid",
+    "name",
+    "image",
+    "project_id",
+    "user_id",
+    "command",
+    "entrypoint",
+    "status",
+    "status_reason",
+    "status_detail",
+    "task_state",
+    "cpu",
+    "memory",
+    "disk",
+    "cpu_policy",
+    "environment",
+    "labels",
+    "workdir",
+    "hostname",
+    "ports",
+    "addresses",
+    "restart_policy",
+    "interactive",
+    "tty",
+    "auto_remove",
+    "auto_heal",
+    "image_driver",
+    "security_groups",
+    "healthcheck",
+    "registry_id",
+    "created_at",
+    "updated_at",
+    "host",
+    "image_pull_policy",
+    "privileged",
+    "runtime",
 )
 
 
 def _raw_connection(database: str | None = None) -> Any:
-    return pymysql.connect(host="127.0.0.1", port=3306, user="root", database=database,
-                           autocommit=True)
+    return pymysql.connect(
+        host="127.0.0.1", port=3306, user="root", database=database, autocommit=True
+    )
 
 
 def create_database() -> str:
@@ -86,20 +125,50 @@ def populate(rows: int) -> list[str]:
             project = MEMBER_PROJECT if i % 10 == 0 else f"bench-project-{i % 7}"
             container_uuid = str(uuid.uuid4())
             uuids.append(container_uuid)
-            session.add(models.Container(
-                uuid=container_uuid, name=f"bench-{i}", image="busybox:latest",
-                project_id=project, user_id="bench-user", command=["sleep", "3600"],
-                status="Running", status_detail="Up 3 hours", cpu=0.5, memory="256", disk=1,
-                environment={"A": "1", "B": "two"}, labels={"app": "bench", "tier": "web"},
-                workdir="/", ports=[80], hostname=f"h{i}", image_driver="docker",
-                addresses={"zun-net": [{"addr": f"10.0.{i // 250}.{i % 250 + 2}",
-                                        "version": 4, "port": str(uuid.uuid4()),
-                                        "subnet_id": str(uuid.uuid4()),
-                                        "preserve_on_delete": False}]},
-                restart_policy={"Name": "no", "MaximumRetryCount": "0"}, interactive=False,
-                tty=False, auto_remove=False, auto_heal=False, security_groups=["default"],
-                host="bench-node", privileged=False, runtime="runc", container_type=0,
-                created_at=now, updated_at=now))
+            session.add(
+                models.Container(
+                    uuid=container_uuid,
+                    name=f"bench-{i}",
+                    image="busybox:latest",
+                    project_id=project,
+                    user_id="bench-user",
+                    command=["sleep", "3600"],
+                    status="Running",
+                    status_detail="Up 3 hours",
+                    cpu=0.5,
+                    memory="256",
+                    disk=1,
+                    environment={"A": "1", "B": "two"},
+                    labels={"app": "bench", "tier": "web"},
+                    workdir="/",
+                    ports=[80],
+                    hostname=f"h{i}",
+                    image_driver="docker",
+                    addresses={
+                        "zun-net": [
+                            {
+                                "addr": f"10.0.{i // 250}.{i % 250 + 2}",
+                                "version": 4,
+                                "port": str(uuid.uuid4()),
+                                "subnet_id": str(uuid.uuid4()),
+                                "preserve_on_delete": False,
+                            }
+                        ]
+                    },
+                    restart_policy={"Name": "no", "MaximumRetryCount": "0"},
+                    interactive=False,
+                    tty=False,
+                    auto_remove=False,
+                    auto_heal=False,
+                    security_groups=["default"],
+                    host="bench-node",
+                    privileged=False,
+                    runtime="runc",
+                    container_type=0,
+                    created_at=now,
+                    updated_at=now,
+                )
+            )
     return uuids
 
 
@@ -107,16 +176,19 @@ def floor_once(conn: Any, rows: int) -> float:
     """One SELECT of the same columns and rows, then json.dumps: the cost we cannot avoid."""
     started = time.perf_counter()
     with conn.cursor(pymysql.cursors.DictCursor) as cur:
-        cur.execute(f"SELECT {', '.join(FLOOR_COLUMNS)} FROM container "
-                    f"WHERE container_type = 0 ORDER BY id LIMIT {rows}")
+        cur.execute(
+            f"SELECT {', '.join(FLOOR_COLUMNS)} FROM container "
+            f"WHERE container_type = 0 ORDER BY id LIMIT {rows}"
+        )
         result = cur.fetchall()
     # The separators of the API's list answers (no optional spaces).
     json.dumps({"containers": result}, default=str, separators=(",", ":"))
     return time.perf_counter() - started
 
 
-def http_once(conn: http.client.HTTPConnection, path: str,
-              headers: dict[str, str]) -> tuple[float, bytes]:
+def http_once(
+    conn: http.client.HTTPConnection, path: str, headers: dict[str, str]
+) -> tuple[float, bytes]:
     started = time.perf_counter()
     conn.request("GET", path, headers=headers)
     resp = conn.getresponse()
@@ -133,8 +205,9 @@ def median_ms(fn: Callable[[], float], runs: int, warmup: int = 3) -> float:
     return statistics.median(fn() for _ in range(runs)) * 1000
 
 
-def interleaved_medians_ms(first: Callable[[], float], second: Callable[[], float],
-                           runs: int, warmup: int = 3) -> tuple[float, float]:
+def interleaved_medians_ms(
+    first: Callable[[], float], second: Callable[[], float], runs: int, warmup: int = 3
+) -> tuple[float, float]:
     for _ in range(warmup):
         first()
         second()
@@ -208,28 +281,38 @@ def main(argv: list[str] | None = None) -> int:
         # Interleaved, so that both see the same machine load.
         api_ms, floor_ms = interleaved_medians_ms(
             lambda: http_once(http_conn, list_path, ADMIN_HEADERS)[0],
-            lambda: floor_once(raw, args.rows), args.runs)
-        show_ms = median_ms(lambda: http_once(http_conn, f"/v1/containers/{uuids[1]}",
-                                              ADMIN_HEADERS)[0], args.runs)
-        member_count = len(json.loads(http_once(http_conn, "/v1/containers",
-                                                MEMBER_HEADERS)[1])["containers"])
-        member_ms = median_ms(lambda: http_once(http_conn, "/v1/containers",
-                                                MEMBER_HEADERS)[0], args.runs)
+            lambda: floor_once(raw, args.rows),
+            args.runs,
+        )
+        show_ms = median_ms(
+            lambda: http_once(http_conn, f"/v1/containers/{uuids[1]}", ADMIN_HEADERS)[0], args.runs
+        )
+        member_count = len(
+            json.loads(http_once(http_conn, "/v1/containers", MEMBER_HEADERS)[1])["containers"]
+        )
+        member_ms = median_ms(
+            lambda: http_once(http_conn, "/v1/containers", MEMBER_HEADERS)[0], args.runs
+        )
         raw.close()
         http_conn.close()
         time.sleep(0.2)  # let waitress see the connection close before it shuts down
 
         ratio = api_ms / floor_ms
         print(f"containers in the database:                 {args.rows} (MariaDB, {name})")
-        print(f"GET /v1/containers?all_projects=1 (admin):  median {api_ms:8.2f} ms "
-              f"over {args.runs} runs ({listed} items)")
+        print(
+            f"GET /v1/containers?all_projects=1 (admin):  median {api_ms:8.2f} ms "
+            f"over {args.runs} runs ({listed} items)"
+        )
         print(f"floor: raw SELECT + json.dumps:             median {floor_ms:8.2f} ms")
-        print(f"ratio API / floor:                          {ratio:8.2f}  (target <= 3) "
-              f"{'OK' if ratio <= 3 else 'ABOVE TARGET'}")
-        print(f"GET /v1/containers/<uuid> (admin):          median {show_ms:8.2f} ms "
-              "(host down: stored copy)")
-        print(f"GET /v1/containers (member, {member_count} items):     median "
-              f"{member_ms:8.2f} ms")
+        print(
+            f"ratio API / floor:                          {ratio:8.2f}  (target <= 3) "
+            f"{'OK' if ratio <= 3 else 'ABOVE TARGET'}"
+        )
+        print(
+            f"GET /v1/containers/<uuid> (admin):          median {show_ms:8.2f} ms "
+            "(host down: stored copy)"
+        )
+        print(f"GET /v1/containers (member, {member_count} items):     median {member_ms:8.2f} ms")
         if args.profile:
             profile_list(args.rows)
         return 0

@@ -60,8 +60,10 @@ def measure(name: str, cmd: list[str], port: int, log: Path, settle: float) -> N
     try:
         _wait(port, proc, log)
         for path in ("/v1/containers", "/v1/hosts", "/v1/services"):
-            req = urllib.request.Request(f"http://127.0.0.1:{port}{path}",
-                                         headers={"OpenStack-API-Version": "container latest"})
+            req = urllib.request.Request(
+                f"http://127.0.0.1:{port}{path}",
+                headers={"OpenStack-API-Version": "container latest"},
+            )
             with urllib.request.urlopen(req, timeout=30) as r:
                 r.read()
         time.sleep(settle)
@@ -91,21 +93,43 @@ def main() -> int:
         port = _free_port()
         config = base / "all.conf"
         config.write_text(f"[DEFAULT]\nhost = mem-{port}\n")
-        measure("zun-all (idle)", [str(BIN / "zun-all"), "--state-dir", str(base / "state"),
-                                   "--port", str(port), "--wsproxy-port", str(_free_port()),
-                                   "--config-file", str(config)],
-                port, base / "all.log", args.settle)
+        measure(
+            "zun-all (idle)",
+            [
+                str(BIN / "zun-all"),
+                "--state-dir",
+                str(base / "state"),
+                "--port",
+                str(port),
+                "--wsproxy-port",
+                str(_free_port()),
+                "--config-file",
+                str(config),
+            ],
+            port,
+            base / "all.log",
+            args.settle,
+        )
         port = _free_port()
         config = base / "api.conf"
         config.write_text(
             "[DEFAULT]\ntransport_url = fake://\n"
             f"[database]\nconnection = sqlite:///{base / 'api.sqlite'}\n"
-            f"[api]\nauth_strategy = noauth\nhost_ip = 127.0.0.1\nport = {port}\nworkers = 2\n")
-        subprocess.run([str(BIN / "zun-db-manage"), "--config-file", str(config), "upgrade"],
-                       check=True, capture_output=True, timeout=120)
-        measure("zun-api, [api] workers = 2", [str(BIN / "zun-api"), "--config-file",
-                                               str(config)], port, base / "api.log",
-                args.settle)
+            f"[api]\nauth_strategy = noauth\nhost_ip = 127.0.0.1\nport = {port}\nworkers = 2\n"
+        )
+        subprocess.run(
+            [str(BIN / "zun-db-manage"), "--config-file", str(config), "upgrade"],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        measure(
+            "zun-api, [api] workers = 2",
+            [str(BIN / "zun-api"), "--config-file", str(config)],
+            port,
+            base / "api.log",
+            args.settle,
+        )
     return 0
 
 

@@ -26,8 +26,9 @@ from multinode.cluster import Cluster  # noqa: E402
 
 def _create(cluster: Cluster) -> str:
     zun = cluster.client()
-    return zun.containers.run(image="busybox", command=["sleep", "600"],
-                              image_pull_policy="ifnotpresent").uuid
+    return zun.containers.run(
+        image="busybox", command=["sleep", "600"], image_pull_policy="ifnotpresent"
+    ).uuid
 
 
 def main() -> int:
@@ -39,16 +40,24 @@ def main() -> int:
     try:
         zun = cluster.client()
         start = time.monotonic()
-        hosts = [wait_for(zun, _create(cluster), "Running", timeout=180).host
-                 for _ in range(args.sequential)]
-        print(f"sequential {args.sequential}: {dict(collections.Counter(hosts))} "
-              f"in {time.monotonic() - start:.1f} s", flush=True)
+        hosts = [
+            wait_for(zun, _create(cluster), "Running", timeout=180).host
+            for _ in range(args.sequential)
+        ]
+        print(
+            f"sequential {args.sequential}: {dict(collections.Counter(hosts))} "
+            f"in {time.monotonic() - start:.1f} s",
+            flush=True,
+        )
         start = time.monotonic()
         with ThreadPoolExecutor(args.parallel) as pool:
             uuids = list(pool.map(lambda _: _create(cluster), range(args.parallel)))
         hosts = [wait_for(zun, uuid, "Running", timeout=300).host for uuid in uuids]
-        print(f"parallel {args.parallel}: {dict(collections.Counter(hosts))} "
-              f"in {time.monotonic() - start:.1f} s", flush=True)
+        print(
+            f"parallel {args.parallel}: {dict(collections.Counter(hosts))} "
+            f"in {time.monotonic() - start:.1f} s",
+            flush=True,
+        )
     finally:
         zun = cluster.client()
         for ct in zun.containers.list(all_projects=True):

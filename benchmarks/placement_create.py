@@ -32,9 +32,18 @@ def _round(server: ZunAll, creates: int) -> list[float]:
     took, made = [], []
     for _ in range(creates):
         started = time.perf_counter()
-        status, body = http(server, "POST", "/v1/containers", {
-            "image": "busybox:latest", "image_pull_policy": "never", "cpu": 0.5,
-            "memory": 16, "command": ["true"]})
+        status, body = http(
+            server,
+            "POST",
+            "/v1/containers",
+            {
+                "image": "busybox:latest",
+                "image_pull_policy": "never",
+                "cpu": 0.5,
+                "memory": 16,
+                "command": ["true"],
+            },
+        )
         took.append((time.perf_counter() - started) * 1000)
         if status != 202:
             raise SystemExit(f"create refused: {status} {body}")
@@ -68,9 +77,11 @@ def main() -> int:
         for number in range(args.rounds):
             a = _round(plain, args.creates)
             b = _round(with_placement, args.creates)
-            print(f"round {number}: median/max ms built-in {statistics.median(a):.1f}/"
-                  f"{max(a):.1f}, Placement {statistics.median(b):.1f}/{max(b):.1f}, "
-                  f"ratio of medians {statistics.median(b) / statistics.median(a):.2f}")
+            print(
+                f"round {number}: median/max ms built-in {statistics.median(a):.1f}/"
+                f"{max(a):.1f}, Placement {statistics.median(b):.1f}/{max(b):.1f}, "
+                f"ratio of medians {statistics.median(b) / statistics.median(a):.2f}"
+            )
         took = []
         for _ in range(20):
             started = time.perf_counter()

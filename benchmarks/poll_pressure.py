@@ -39,13 +39,26 @@ def _frozen_creating_row(zun: Zun, base: Path, template: str) -> str:
     con = sqlite3.connect(db, timeout=30)
     try:
         cols = [r[1] for r in con.execute("PRAGMA table_info(container)")]
-        row = dict(zip(cols, con.execute("SELECT * FROM container WHERE uuid = ?",
-                                         (template,)).fetchone(), strict=True))
+        row = dict(
+            zip(
+                cols,
+                con.execute("SELECT * FROM container WHERE uuid = ?", (template,)).fetchone(),
+                strict=True,
+            )
+        )
         ident = str(uuid.uuid4())
-        row.update(id=None, uuid=ident, name=f"bench-frozen-{ident[:8]}", status="Creating",
-                   task_state="container_creating", container_id=None)
-        con.execute(f"INSERT INTO container ({', '.join(cols)}) "
-                    f"VALUES ({', '.join('?' * len(cols))})", [row[c] for c in cols])
+        row.update(
+            id=None,
+            uuid=ident,
+            name=f"bench-frozen-{ident[:8]}",
+            status="Creating",
+            task_state="container_creating",
+            container_id=None,
+        )
+        con.execute(
+            f"INSERT INTO container ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+            [row[c] for c in cols],
+        )
         con.commit()
     finally:
         con.close()
@@ -89,7 +102,7 @@ def main() -> int:
         results: dict[str, list[float]] = {"polled": [], "quiet": []}
         rates: list[float] = []
         for i in range(args.rounds):
-            for mode in (("quiet", "polled") if i % 2 == 0 else ("polled", "quiet")):
+            for mode in ("quiet", "polled") if i % 2 == 0 else ("polled", "quiet"):
                 stop.clear()
                 pollers = []
                 if mode == "polled":
@@ -108,15 +121,23 @@ def main() -> int:
                 for _, ident in made:
                     client.api.remove_container(ident, force=True)
         polled, quiet = (statistics.median(results[m]) for m in ("polled", "quiet"))
-        print(f"load average {load0:.1f} at start, {os.getloadavg()[0]:.1f} at the end, on "
-              f"{os.cpu_count()} CPUs; {args.rounds} rounds of {args.parallel} parallel raw "
-              f"creates; polling {args.path} ({path})")
-        print(f"  raw p50, nobody polling          {quiet * 1000:8.1f} ms  "
-              f"(rounds: {', '.join(f'{t * 1000:.0f}' for t in results['quiet'])})")
-        print(f"  raw p50, {args.parallel} clients polling     {polled * 1000:8.1f} ms  "
-              f"(rounds: {', '.join(f'{t * 1000:.0f}' for t in results['polled'])})")
-        print(f"  polled / quiet                   {polled / quiet:8.2f}   "
-              f"({statistics.median(rates):.0f} polls/s served)")
+        print(
+            f"load average {load0:.1f} at start, {os.getloadavg()[0]:.1f} at the end, on "
+            f"{os.cpu_count()} CPUs; {args.rounds} rounds of {args.parallel} parallel raw "
+            f"creates; polling {args.path} ({path})"
+        )
+        print(
+            f"  raw p50, nobody polling          {quiet * 1000:8.1f} ms  "
+            f"(rounds: {', '.join(f'{t * 1000:.0f}' for t in results['quiet'])})"
+        )
+        print(
+            f"  raw p50, {args.parallel} clients polling     {polled * 1000:8.1f} ms  "
+            f"(rounds: {', '.join(f'{t * 1000:.0f}' for t in results['polled'])})"
+        )
+        print(
+            f"  polled / quiet                   {polled / quiet:8.2f}   "
+            f"({statistics.median(rates):.0f} polls/s served)"
+        )
     finally:
         if zun is not None:
             for ident in (frozen, keeper):
@@ -127,7 +148,8 @@ def main() -> int:
                         pass
             zun.stop()
             for container in client.containers.list(
-                    all=True, filters={"label": f"zun.host={zun.host}"}):
+                all=True, filters={"label": f"zun.host={zun.host}"}
+            ):
                 container.remove(force=True)
         resident.remove(force=True)
         client.networks.get(net).remove()

@@ -68,9 +68,13 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--clients", type=int, default=10)
     parser.add_argument("--poll", type=float, default=0.02)
-    parser.add_argument("--path", choices=("show", "root"), default="show",
-                        help="what is polled: the show of a Creating row, or GET / (the "
-                             "version document: the server and middleware alone)")
+    parser.add_argument(
+        "--path",
+        choices=("show", "root"),
+        default="show",
+        help="what is polled: the show of a Creating row, or GET / (the "
+        "version document: the server and middleware alone)",
+    )
     args = parser.parse_args()
 
     base = Path(tempfile.mkdtemp(prefix="zun-bench-showcpu-"))
@@ -93,22 +97,29 @@ def main() -> int:
 
         def polled() -> None:
             per = args.requests // args.clients
-            threads = [threading.Thread(target=_poll, args=(port, path, per, args.poll))
-                       for _ in range(args.clients)]
+            threads = [
+                threading.Thread(target=_poll, args=(port, path, per, args.poll))
+                for _ in range(args.clients)
+            ]
             for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join()
 
-        print(f"load average {load0:.1f} at start; {os.cpu_count()} CPUs; zun-all idle "
-              f"{idle_rate:.1f} ms CPU/s")
-        for name, run, count in (("serial", serial, args.requests),
-                                 ("polled", polled, args.requests // args.clients
-                                  * args.clients)):
+        print(
+            f"load average {load0:.1f} at start; {os.cpu_count()} CPUs; zun-all idle "
+            f"{idle_rate:.1f} ms CPU/s"
+        )
+        for name, run, count in (
+            ("serial", serial, args.requests),
+            ("polled", polled, args.requests // args.clients * args.clients),
+        ):
             cpu_ms, wall = _measure(pid, run)
             net = cpu_ms - idle_rate * wall
-            print(f"  {name:7s} {count} shows in {wall:6.2f} s ({count / wall:6.0f}/s): "
-                  f"{net / count:.3f} ms CPU per show ({cpu_ms / count:.3f} with idle)")
+            print(
+                f"  {name:7s} {count} shows in {wall:6.2f} s ({count / wall:6.0f}/s): "
+                f"{net / count:.3f} ms CPU per show ({cpu_ms / count:.3f} with idle)"
+            )
         print(f"load average {os.getloadavg()[0]:.1f} at the end")
     finally:
         if zun is not None:

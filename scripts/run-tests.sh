@@ -318,8 +318,9 @@ fi
 # Lint only the folders that exist: git does not keep empty ones in a fresh clone.
 lint_paths=()
 for d in zun tests benchmarks; do [[ -d "$d" ]] && lint_paths+=("$d"); done
-step "ruff check ${lint_paths[*]}"
+step "ruff check and ruff format --check ${lint_paths[*]}"
 .venv/bin/ruff check "${lint_paths[@]}"
+.venv/bin/ruff format --check "${lint_paths[@]}"
 .venv/bin/lint-imports
 
 # run_pytest ARGS...: pytest, where collecting no test at all is a failure too.

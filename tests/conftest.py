@@ -49,10 +49,12 @@ OPEN_REGISTRY = "127.0.0.1:5000"
 PRIVATE_REGISTRY = "127.0.0.1:5001"
 PRIVATE_USER = "zunuser"
 PRIVATE_PASSWORD = "zunpass"
-MARIADB_ADMIN_URL = os.environ.get("ZUN_TEST_MARIADB_URL",
-                                   "mysql+pymysql://root@127.0.0.1:3306").rstrip("/")
-POSTGRESQL_ADMIN_URL = os.environ.get("ZUN_TEST_POSTGRESQL_URL",
-                                      "postgresql+psycopg2://postgres@127.0.0.1:5432").rstrip("/")
+MARIADB_ADMIN_URL = os.environ.get(
+    "ZUN_TEST_MARIADB_URL", "mysql+pymysql://root@127.0.0.1:3306"
+).rstrip("/")
+POSTGRESQL_ADMIN_URL = os.environ.get(
+    "ZUN_TEST_POSTGRESQL_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432"
+).rstrip("/")
 RABBIT_URL = os.environ.get("ZUN_TEST_RABBIT_URL", "rabbit://guest:guest@127.0.0.1:5672/")
 
 _FIXTURE_MARKERS = {
@@ -217,9 +219,13 @@ def mariadb_url() -> Iterator[Callable[[], str]]:
 
     def connect() -> Any:
         try:
-            return pymysql.connect(host=admin.host, port=admin.port or 3306,
-                                   user=admin.username, password=admin.password or "",
-                                   autocommit=True)
+            return pymysql.connect(
+                host=admin.host,
+                port=admin.port or 3306,
+                user=admin.username,
+                password=admin.password or "",
+                autocommit=True,
+            )
         except pymysql.err.OperationalError as exc:
             service_unavailable(f"MariaDB at {_shown(admin)} is not usable ({exc})")
 
@@ -256,9 +262,13 @@ def postgresql_url() -> Iterator[Callable[[], str]]:
 
     def connect() -> Any:
         try:
-            conn = psycopg2.connect(host=admin.host, port=admin.port or 5432,
-                                    user=admin.username, password=admin.password or "",
-                                    dbname="postgres")
+            conn = psycopg2.connect(
+                host=admin.host,
+                port=admin.port or 5432,
+                user=admin.username,
+                password=admin.password or "",
+                dbname="postgres",
+            )
         except psycopg2.OperationalError as exc:
             service_unavailable(f"PostgreSQL at {_shown(admin)} is not usable ({exc})")
         conn.autocommit = True  # CREATE/DROP DATABASE cannot run inside a transaction

@@ -24,12 +24,20 @@ def engine_containers(docker_client: Any, label: str) -> list[Any]:
 def describe(container: Any) -> str:
     """One line naming an engine container (name, status, image, zun UUID)."""
     labels = container.labels
-    return (f"{container.name} ({container.status}, image {container.attrs['Config']['Image']}, "
-            f"uuid {labels.get('zun.container.uuid') or labels.get('zun.capsule.uuid')})")
+    return (
+        f"{container.name} ({container.status}, image {container.attrs['Config']['Image']}, "
+        f"uuid {labels.get('zun.container.uuid') or labels.get('zun.capsule.uuid')})"
+    )
 
 
-def wait_deleted(docker_client: Any, label: str, answers_404: Callable[[], bool], *,
-                 what: str, timeout: float = 60.0) -> None:
+def wait_deleted(
+    docker_client: Any,
+    label: str,
+    answers_404: Callable[[], bool],
+    *,
+    what: str,
+    timeout: float = 60.0,
+) -> None:
     """Poll until ``answers_404()`` and no engine container carries ``label``; an
     AssertionError naming what is left when ``timeout`` passes first."""
     deadline = time.monotonic() + timeout
@@ -42,7 +50,8 @@ def wait_deleted(docker_client: Any, label: str, answers_404: Callable[[], bool]
             raise AssertionError(
                 f"{what} not deleted within {timeout:g} s: API "
                 f"{'404' if api_gone else 'still shows it'}, engine containers: "
-                f"{'; '.join(describe(c) for c in left) or 'none'}")
+                f"{'; '.join(describe(c) for c in left) or 'none'}"
+            )
         time.sleep(0.2)
 
 
@@ -59,5 +68,8 @@ def require_host_empty(docker_client: Any, host: str) -> None:
     """Fail when engine containers of ``host`` remain, listing them (removed first)."""
     left = sweep_host(docker_client, host)
     if left:
-        pytest.fail(f"engine containers of host {host} were left after the test "
-                    f"(now removed): {'; '.join(left)}", pytrace=False)
+        pytest.fail(
+            f"engine containers of host {host} were left after the test "
+            f"(now removed): {'; '.join(left)}",
+            pytrace=False,
+        )

@@ -35,8 +35,10 @@ class Neutron:
 
     def __init__(self, cloud: openstack_env.OpenStackCloud, session: Any = None) -> None:
         self.session = session or cloud.session()
-        self.url = self.session.get_endpoint(service_type="network",
-                                             interface="public").rstrip("/") + "/v2.0"
+        self.url = (
+            self.session.get_endpoint(service_type="network", interface="public").rstrip("/")
+            + "/v2.0"
+        )
         self._made: list[tuple[str, str]] = []
 
     # --- plumbing --------------------------------------------------------------------------
@@ -56,16 +58,26 @@ class Neutron:
 
     # --- networks ---------------------------------------------------------------------------
 
-    def create_network(self, cidr: str, name: str | None = None, project_id: str | None = None,
-                       shared: bool = False, gateway: str | None = None) -> dict[str, Any]:
+    def create_network(
+        self,
+        cidr: str,
+        name: str | None = None,
+        project_id: str | None = None,
+        shared: bool = False,
+        gateway: str | None = None,
+    ) -> dict[str, Any]:
         """A network with one IPv4 subnet: ``{"network": ..., "subnet": ...}``."""
         body: dict[str, Any] = {"name": name or unique_name("net"), "shared": shared}
         if project_id:
             body["project_id"] = project_id
         net = self._post("networks", {"network": body})["network"]
         self._made.append(("networks", net["id"]))
-        sub_body: dict[str, Any] = {"network_id": net["id"], "ip_version": 4, "cidr": cidr,
-                                    "name": f"{net['name']}-v4"}
+        sub_body: dict[str, Any] = {
+            "network_id": net["id"],
+            "ip_version": 4,
+            "cidr": cidr,
+            "name": f"{net['name']}-v4",
+        }
         if project_id:
             sub_body["project_id"] = project_id
         if gateway:
@@ -73,8 +85,9 @@ class Neutron:
         subnet = self._post("subnets", {"subnet": sub_body})["subnet"]
         return {"network": net, "subnet": subnet}
 
-    def add_subnet(self, network_id: str, cidr: str, version: int = 6,
-                   project_id: str | None = None) -> dict[str, Any]:
+    def add_subnet(
+        self, network_id: str, cidr: str, version: int = 6, project_id: str | None = None
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {"network_id": network_id, "ip_version": version, "cidr": cidr}
         if project_id:
             body["project_id"] = project_id
@@ -86,8 +99,9 @@ class Neutron:
 
     # --- ports ------------------------------------------------------------------------------
 
-    def create_port(self, network_id: str, project_id: str | None = None,
-                    **attrs: Any) -> dict[str, Any]:
+    def create_port(
+        self, network_id: str, project_id: str | None = None, **attrs: Any
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {"network_id": network_id, "name": unique_name("port"), **attrs}
         if project_id:
             body["project_id"] = project_id
@@ -120,16 +134,28 @@ class Neutron:
 
     # --- security groups --------------------------------------------------------------------
 
-    def create_security_group(self, name: str | None = None, project_id: str | None = None,
-                              rules: Iterable[dict[str, Any]] = ()) -> dict[str, Any]:
+    def create_security_group(
+        self,
+        name: str | None = None,
+        project_id: str | None = None,
+        rules: Iterable[dict[str, Any]] = (),
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {"name": name or unique_name("sg")}
         if project_id:
             body["project_id"] = project_id
         group = self._post("security-groups", {"security_group": body})["security_group"]
         self._made.append(("security-groups", group["id"]))
         for rule in rules:
-            self._post("security-group-rules", {"security_group_rule": {
-                "security_group_id": group["id"], "direction": "ingress", **rule}})
+            self._post(
+                "security-group-rules",
+                {
+                    "security_group_rule": {
+                        "security_group_id": group["id"],
+                        "direction": "ingress",
+                        **rule,
+                    }
+                },
+            )
         return group
 
     def security_groups(self, **filters: Any) -> list[dict[str, Any]]:
@@ -143,8 +169,11 @@ class Neutron:
     def zun_pools(self, network_ids: Iterable[str]) -> list[dict[str, Any]]:
         """Zun's per-node IPAM pools of the subnets of these networks (``zun-pool-<subnet
         id>-<host>``, zun/network/kuryr_networks.py)."""
-        prefixes = tuple(f"{ZUN_POOL_PREFIX}{subnet['id']}-" for net in network_ids
-                         for subnet in self._get("subnets", network_id=net)["subnets"])
+        prefixes = tuple(
+            f"{ZUN_POOL_PREFIX}{subnet['id']}-"
+            for net in network_ids
+            for subnet in self._get("subnets", network_id=net)["subnets"]
+        )
         if not prefixes:
             return []
         return [p for p in self.subnetpools() if str(p.get("name", "")).startswith(prefixes)]
@@ -168,8 +197,9 @@ class Neutron:
         self._made.clear()
 
 
-def assert_no_port_leaked(neutron: Neutron, network_ids: Iterable[str], before: set[str],
-                          settle: float = 10) -> None:
+def assert_no_port_leaked(
+    neutron: Neutron, network_ids: Iterable[str], before: set[str], settle: float = 10
+) -> None:
     """The ports on ``network_ids`` are back to ``before`` (within ``settle`` seconds: a port
     is deleted right after the engine lets the container go)."""
     nets = list(network_ids)
@@ -182,8 +212,7 @@ def assert_no_port_leaked(neutron: Neutron, network_ids: Iterable[str], before: 
     assert not leaked, f"ports leaked: {leaked}"
 
 
-def own_image(docker_client: Any, busybox_image: str, registry: dict[str, str],
-              prefix: str) -> str:
+def own_image(docker_client: Any, busybox_image: str, registry: dict[str, str], prefix: str) -> str:
     """busybox pushed to the test registry under a repository of its own: the default pull
     policy (always) pulls it, and no other test's clean-up of a shared tag can take it away
     between that pull and the create."""
@@ -195,6 +224,7 @@ def own_image(docker_client: Any, busybox_image: str, registry: dict[str, str],
 
 
 # --- Neutron behind a proxy of the test's own -------------------------------------------------
+
 
 def neutron_target(cloud: openstack_env.OpenStackCloud) -> str:
     """host:port of the shared Neutron (the public endpoint of the catalog)."""
@@ -250,11 +280,15 @@ class NeutronProxy:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> NeutronProxy:
-        listen = (f"OPENSSL-LISTEN:{self.port},{self.tls}," if self.tls
-                  else f"TCP-LISTEN:{self.port},")
+        listen = (
+            f"OPENSSL-LISTEN:{self.port},{self.tls}," if self.tls else f"TCP-LISTEN:{self.port},"
+        )
         self.proc = subprocess.Popen(
             ["socat", f"{listen}bind=127.0.0.1,reuseaddr,fork", f"TCP:{self.target}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         _wait_listening(self.port, self.proc)
         return self
 
@@ -268,8 +302,9 @@ class NeutronProxy:
 
 
 @contextlib.contextmanager
-def network_region(cloud: openstack_env.OpenStackCloud, url: str,
-                   prefix: str = "zun-test-neutron") -> Iterator[str]:
+def network_region(
+    cloud: openstack_env.OpenStackCloud, url: str, prefix: str = "zun-test-neutron"
+) -> Iterator[str]:
     """A Keystone region of the test's own whose one network endpoint is ``url``, for zun's
     ``[neutron_client]/region_name`` (with ``endpoint_type = internalURL``); its name.
     The endpoint's interface is ``internal`` so that nobody asking the catalog for the public
@@ -279,9 +314,17 @@ def network_region(cloud: openstack_env.OpenStackCloud, url: str,
     service = sess.get(f"{ks}/services", params={"type": "network"}).json()["services"][0]
     region = f"{prefix}-{uuid.uuid4().hex[:8]}"
     sess.post(f"{ks}/regions", json={"region": {"id": region}})
-    endpoint = sess.post(f"{ks}/endpoints", json={"endpoint": {
-        "service_id": service["id"], "interface": "internal", "region_id": region,
-        "url": url}}).json()["endpoint"]
+    endpoint = sess.post(
+        f"{ks}/endpoints",
+        json={
+            "endpoint": {
+                "service_id": service["id"],
+                "interface": "internal",
+                "region_id": region,
+                "url": url,
+            }
+        },
+    ).json()["endpoint"]
     try:
         yield region
     finally:

@@ -89,12 +89,21 @@ def make_account(cloud: OpenStackCloud, prefix: str) -> Account:
     sess = cloud.session()
     ks = cloud.auth_url.rstrip("/")
     suffix = uuid.uuid4().hex[:8]
-    project = sess.post(f"{ks}/projects", json={"project": {
-        "name": f"{prefix}-{suffix}", "domain_id": "default"}}).json()["project"]
+    project = sess.post(
+        f"{ks}/projects", json={"project": {"name": f"{prefix}-{suffix}", "domain_id": "default"}}
+    ).json()["project"]
     password = secrets.token_urlsafe(12)
-    user = sess.post(f"{ks}/users", json={"user": {
-        "name": f"{prefix}-{suffix}", "domain_id": "default", "password": password,
-        "default_project_id": project["id"]}}).json()["user"]
+    user = sess.post(
+        f"{ks}/users",
+        json={
+            "user": {
+                "name": f"{prefix}-{suffix}",
+                "domain_id": "default",
+                "password": password,
+                "default_project_id": project["id"],
+            }
+        },
+    ).json()["user"]
     role = sess.get(f"{ks}/roles", params={"name": "member"}).json()["roles"][0]
     sess.put(f"{ks}/projects/{project['id']}/users/{user['id']}/roles/{role['id']}")
     return Account(user["name"], password, project["name"], project["id"], user["id"])
@@ -130,12 +139,14 @@ class PlacementAdmin:
 
     def __init__(self, cloud: OpenStackCloud) -> None:
         self.sess = cloud.session()
-        self.url = self.sess.get_endpoint(service_type="placement", interface="public",
-                                          region_name="RegionOne").rstrip("/")
+        self.url = self.sess.get_endpoint(
+            service_type="placement", interface="public", region_name="RegionOne"
+        ).rstrip("/")
 
     def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        resp = self.sess.request(self.url + path, method, json=body, headers=self.HEADERS,
-                                 raise_exc=False)
+        resp = self.sess.request(
+            self.url + path, method, json=body, headers=self.HEADERS, raise_exc=False
+        )
         return resp.status_code, (resp.json() if resp.content else None)
 
     def get(self, path: str) -> Any:

@@ -74,11 +74,24 @@ class OwnEngine:
             _run("ip", "-n", self.netns, "link", "set", "lo", "up")
         with self.log.open("ab") as log:
             self._proc = subprocess.Popen(
-                ["nsenter", f"--net=/var/run/netns/{self.netns}", "dockerd", *self.extra_args,
-                 "--data-root", str(self.base / "docker"),
-                 "--exec-root", str(self.run_dir / "exec"),
-                 "--pidfile", str(self.run_dir / "dockerd.pid"), "-H", self.url],
-                stdout=log, stderr=log, start_new_session=True)
+                [
+                    "nsenter",
+                    f"--net=/var/run/netns/{self.netns}",
+                    "dockerd",
+                    *self.extra_args,
+                    "--data-root",
+                    str(self.base / "docker"),
+                    "--exec-root",
+                    str(self.run_dir / "exec"),
+                    "--pidfile",
+                    str(self.run_dir / "dockerd.pid"),
+                    "-H",
+                    self.url,
+                ],
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+            )
         deadline = time.monotonic() + timeout
         while True:
             if self._proc.poll() is not None:
@@ -139,8 +152,11 @@ class OwnEngine:
         if self._netns_made:
             _run("ip", "netns", "del", self.netns, check=False)
         # dockerd leaves layer mounts behind only if it died; unmount before removing.
-        mounts = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()
-                  if line.split()[1].startswith((str(self.base), str(self.run_dir)))]
+        mounts = [
+            line.split()[1]
+            for line in Path("/proc/mounts").read_text().splitlines()
+            if line.split()[1].startswith((str(self.base), str(self.run_dir)))
+        ]
         for mount in sorted(mounts, reverse=True):
             _run("umount", "-l", mount, check=False)
         shutil.rmtree(self.base, ignore_errors=True)

@@ -19,7 +19,8 @@ if "eventlet" not in sys.modules and importlib.util.find_spec("cotyledon") is no
     from oslo_service import backend as _oslo_service_backend
 
     _oslo_service_backend.register_backend_default_hook(
-        lambda: _oslo_service_backend.BackendType.THREADING)
+        lambda: _oslo_service_backend.BackendType.THREADING
+    )
 
 # oslo.service warns when its eventlet parts are imported anyway (e.g. by a test tool).
 warnings.filterwarnings("ignore", module=r"oslo_service(\..*)?$")

@@ -19,8 +19,12 @@ import sys
 
 import openstack
 
-SERVICE_NAMES = {"network": "neutron", "placement": "placement", "image": "glance",
-                 "container": "zun"}
+SERVICE_NAMES = {
+    "network": "neutron",
+    "placement": "placement",
+    "image": "glance",
+    "container": "zun",
+}
 USERS = ("neutron", "placement", "glance", "zun", "kuryr")
 INTERFACES = ("public", "internal", "admin")
 

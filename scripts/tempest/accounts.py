@@ -32,18 +32,21 @@ ACCOUNTS = (("zun-tempest-primary", "member", 1), ("zun-tempest-admin", "admin",
 NETWORK = "zun-tempest-net"
 
 
-def ensure_account(conn: openstack.connection.Connection, name: str, role: str,
-                   password: str) -> str:
+def ensure_account(
+    conn: openstack.connection.Connection, name: str, role: str, password: str
+) -> str:
     ident = conn.identity
     domain = ident.find_domain("default", ignore_missing=False)
     project = ident.find_project(name, domain_id=domain.id, ignore_missing=True)
     if project is None:
-        project = ident.create_project(name=name, domain_id=domain.id,
-                                       description="scripts/tempest.sh")
+        project = ident.create_project(
+            name=name, domain_id=domain.id, description="scripts/tempest.sh"
+        )
     user = ident.find_user(name, domain_id=domain.id, ignore_missing=True)
     if user is None:
-        user = ident.create_user(name=name, password=password, domain_id=domain.id,
-                                 default_project_id=project.id)
+        user = ident.create_user(
+            name=name, password=password, domain_id=domain.id, default_project_id=project.id
+        )
     else:
         ident.update_user(user, password=password)
     ident.assign_project_role_to_user(project, user, ident.find_role(role, ignore_missing=False))
@@ -55,8 +58,9 @@ def ensure_network(conn: openstack.connection.Connection, project_id: str, cidr:
     if net is None:
         net = conn.network.create_network(name=NETWORK, project_id=project_id)
     if not list(conn.network.subnets(network_id=net.id)):
-        conn.network.create_subnet(name=NETWORK, network_id=net.id, project_id=project_id,
-                                   ip_version=4, cidr=cidr)
+        conn.network.create_subnet(
+            name=NETWORK, network_id=net.id, project_id=project_id, ip_version=4, cidr=cidr
+        )
     return str(net.id)
 
 
@@ -72,9 +76,14 @@ def main() -> int:
         project_id = ensure_account(conn, name, role, password)
         net_id = ensure_network(conn, project_id, f"{args.cidr_prefix}.{index}.0/24")
         print(project_id, net_id)
-        lines += [f"- username: '{name}'", f"  project_name: '{name}'",
-                  f"  password: '{password}'", "  domain_name: 'Default'",
-                  "  roles:", f"  - '{role}'"]
+        lines += [
+            f"- username: '{name}'",
+            f"  project_name: '{name}'",
+            f"  password: '{password}'",
+            "  domain_name: 'Default'",
+            "  roles:",
+            f"  - '{role}'",
+        ]
     fd = os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as out:
         out.write("\n".join(lines) + "\n")

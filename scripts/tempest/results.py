@@ -55,8 +55,7 @@ def main() -> int:
     finally:
         result.stopTestRun()
     counts = Counter(t["status"] for t in tests.values())
-    json.dump({"tests": dict(sorted(tests.items())), "counts": dict(counts)}, sys.stdout,
-              indent=1)
+    json.dump({"tests": dict(sorted(tests.items())), "counts": dict(counts)}, sys.stdout, indent=1)
     sys.stdout.write("\n")
     return 0
 

@@ -30,8 +30,9 @@ _STARTED: list[tuple[ZunAll, Any]] = []
 
 
 @pytest.fixture(scope="session")
-def zun_all(tmp_path_factory: pytest.TempPathFactory, docker_client: Any,
-            busybox_image: str) -> Iterator[ZunAll]:
+def zun_all(
+    tmp_path_factory: pytest.TempPathFactory, docker_client: Any, busybox_image: str
+) -> Iterator[ZunAll]:
     server = ZunAll(tmp_path_factory.mktemp("zun-all")).start()
     _STARTED.append((server, docker_client))
     try:

@@ -1,16 +1,16 @@
 """End-to-end helpers (imported as ``e2e.support``; tests/ is on sys.path).
 
-  ZunAll        one zun-all process on its own state dir, API port, console port and host
-                name, so that several runs on one machine share nothing but the engine;
-                restartable, and killable with SIGKILL like a crash
-  wait_for      poll the API until a container settles (no task, wanted status)
-  wait_gone     poll until the API answers 404 for a container and the engine has none of it
-  delete_container / delete_capsule
-                a clean-up delete with rights that allow it, its answer checked, then
-                :func:`wait_gone`'s bounded wait
-  require_nothing_left
-                the fixtures' guard: fail listing the engine containers a test left on a host
-  engine_uuids  UUIDs of the engine containers of a host (label ``zun.host``)
+ZunAll        one zun-all process on its own state dir, API port, console port and host
+              name, so that several runs on one machine share nothing but the engine;
+              restartable, and killable with SIGKILL like a crash
+wait_for      poll the API until a container settles (no task, wanted status)
+wait_gone     poll until the API answers 404 for a container and the engine has none of it
+delete_container / delete_capsule
+              a clean-up delete with rights that allow it, its answer checked, then
+              :func:`wait_gone`'s bounded wait
+require_nothing_left
+              the fixtures' guard: fail listing the engine containers a test left on a host
+engine_uuids  UUIDs of the engine containers of a host (label ``zun.host``)
 """
 
 from __future__ import annotations
@@ -35,13 +35,21 @@ ZUN_ALL = Path(sys.executable).parent / "zun-all"
 SETTLED_TASK = None
 
 
-def http(server: ZunAll, method: str, path: str, body: Any = None,
-         headers: dict[str, str] | None = None) -> tuple[int, Any]:
+def http(
+    server: ZunAll, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+) -> tuple[int, Any]:
     """One JSON request at microversion 1.40 (headers may override); the status and body."""
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(server.url + path, data=data, method=method, headers={
-        "Content-Type": "application/json", "OpenStack-API-Version": "container 1.40",
-        **(headers or {})})
+    req = urllib.request.Request(
+        server.url + path,
+        data=data,
+        method=method,
+        headers={
+            "Content-Type": "application/json",
+            "OpenStack-API-Version": "container 1.40",
+            **(headers or {}),
+        },
+    )
     try:
         with urllib.request.urlopen(req, timeout=60) as resp:
             raw = resp.read()
@@ -69,7 +77,8 @@ class ZunAll:
         self.config = base / "zun.conf"
         self.config.write_text(
             f"[DEFAULT]\nhost = {self.host}\n"
-            f"[websocket_proxy]\nwsproxy_host = 127.0.0.1\nwsproxy_port = {free_port()}\n")
+            f"[websocket_proxy]\nwsproxy_host = 127.0.0.1\nwsproxy_port = {free_port()}\n"
+        )
         self.log = base / "zun-all.log"
         self.proc: subprocess.Popen[bytes] | None = None
         self._clients: list[Any] = []
@@ -77,9 +86,18 @@ class ZunAll:
     def start(self, timeout: float = 60) -> ZunAll:
         log = self.log.open("ab")
         self.proc = subprocess.Popen(
-            [str(ZUN_ALL), "--state-dir", str(self.state_dir), "--port", str(self.port),
-             "--config-file", str(self.config)],
-            stdout=subprocess.DEVNULL, stderr=log)
+            [
+                str(ZUN_ALL),
+                "--state-dir",
+                str(self.state_dir),
+                "--port",
+                str(self.port),
+                "--config-file",
+                str(self.config),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -132,12 +150,17 @@ class ZunAll:
 
 
 def engine_uuids(docker_client: Any, host: str) -> set[str]:
-    return {c.labels["zun.container.uuid"] for c in docker_client.containers.list(
-        ignore_removed=True, all=True, filters={"label": f"zun.host={host}"})}
+    return {
+        c.labels["zun.container.uuid"]
+        for c in docker_client.containers.list(
+            ignore_removed=True, all=True, filters={"label": f"zun.host={host}"}
+        )
+    }
 
 
-def wait_for(zun: Any, uuid_: str, statuses: tuple[str, ...] | str | None = None,
-             timeout: float = 60) -> Any:
+def wait_for(
+    zun: Any, uuid_: str, statuses: tuple[str, ...] | str | None = None, timeout: float = 60
+) -> Any:
     """Poll until the container has no task and (if given) is in one of ``statuses``."""
     if isinstance(statuses, str):
         statuses = (statuses,)
@@ -145,13 +168,18 @@ def wait_for(zun: Any, uuid_: str, statuses: tuple[str, ...] | str | None = None
     shown = None
     while time.monotonic() < deadline:
         shown = zun.containers.get(uuid_)
-        if shown.task_state is None and shown.status not in ("Creating",) and (
-                statuses is None or shown.status in statuses):
+        if (
+            shown.task_state is None
+            and shown.status not in ("Creating",)
+            and (statuses is None or shown.status in statuses)
+        ):
             return shown
         time.sleep(0.1)
-    raise AssertionError(f"container {uuid_} did not reach {statuses}: "
-                         f"{getattr(shown, 'status', None)} {getattr(shown, 'task_state', None)}"
-                         f" {getattr(shown, 'status_reason', None)}")
+    raise AssertionError(
+        f"container {uuid_} did not reach {statuses}: "
+        f"{getattr(shown, 'status', None)} {getattr(shown, 'task_state', None)}"
+        f" {getattr(shown, 'status_reason', None)}"
+    )
 
 
 def wait_gone(zun: Any, uuid_: str, docker_client: Any, timeout: float = 60) -> None:
@@ -166,8 +194,13 @@ def wait_gone(zun: Any, uuid_: str, docker_client: Any, timeout: float = 60) -> 
             return True
         return False
 
-    wait_deleted(docker_client, f"zun.container.uuid={uuid_}", answers_404,
-                 what=f"container {uuid_}", timeout=timeout)
+    wait_deleted(
+        docker_client,
+        f"zun.container.uuid={uuid_}",
+        answers_404,
+        what=f"container {uuid_}",
+        timeout=timeout,
+    )
 
 
 def admin_of(member: dict[str, str] | None) -> dict[str, str]:
@@ -176,9 +209,16 @@ def admin_of(member: dict[str, str] | None) -> dict[str, str]:
     return {**member, "X-Roles": "admin"} if member else {}
 
 
-def _delete_and_wait(server: ZunAll, docker_client: Any, kind: str, uuid_: str,
-                     headers: dict[str, str] | None, query: str, expect: tuple[int, ...],
-                     timeout: float) -> None:
+def _delete_and_wait(
+    server: ZunAll,
+    docker_client: Any,
+    kind: str,
+    uuid_: str,
+    headers: dict[str, str] | None,
+    query: str,
+    expect: tuple[int, ...],
+    timeout: float,
+) -> None:
     """DELETE ``/v1/<kind>s/<uuid>`` with ``headers``, require an ``expect``ed answer, and
     wait until the API answers 404 and no engine container labelled with the UUID is left."""
     status, body = http(server, "DELETE", f"/v1/{kind}s/{uuid_}{query}", headers=headers)
@@ -189,22 +229,38 @@ def _delete_and_wait(server: ZunAll, docker_client: Any, kind: str, uuid_: str,
         assert status in (200, 404), (status, body)
         return status == 404
 
-    wait_deleted(docker_client, f"zun.{kind}.uuid={uuid_}", answers_404,
-                 what=f"{kind} {uuid_}", timeout=timeout)
+    wait_deleted(
+        docker_client,
+        f"zun.{kind}.uuid={uuid_}",
+        answers_404,
+        what=f"{kind} {uuid_}",
+        timeout=timeout,
+    )
 
 
-def delete_container(server: ZunAll, docker_client: Any, uuid_: str,
-                     member: dict[str, str] | None = None, timeout: float = 60,
-                     expect: tuple[int, ...] = (204, 404)) -> None:
+def delete_container(
+    server: ZunAll,
+    docker_client: Any,
+    uuid_: str,
+    member: dict[str, str] | None = None,
+    timeout: float = 60,
+    expect: tuple[int, ...] = (204, 404),
+) -> None:
     """Force-delete a container of ``member``'s project (default: project 'default') as an
     admin of that project at 1.40, require an ``expect``ed answer (a clean-up accepts a 404:
     gone already), and wait until it is gone."""
-    _delete_and_wait(server, docker_client, "container", uuid_, admin_of(member),
-                     "?force=true", expect, timeout)
+    _delete_and_wait(
+        server, docker_client, "container", uuid_, admin_of(member), "?force=true", expect, timeout
+    )
 
 
-def delete_capsule(server: ZunAll, docker_client: Any, uuid_: str,
-                   member: dict[str, str] | None = None, timeout: float = 90) -> None:
+def delete_capsule(
+    server: ZunAll,
+    docker_client: Any,
+    uuid_: str,
+    member: dict[str, str] | None = None,
+    timeout: float = 90,
+) -> None:
     """Delete a capsule as its member (the capsule API has no force), require 204 or 404,
     and wait until the API answers 404 and no engine container (sandbox, members) is left."""
     _delete_and_wait(server, docker_client, "capsule", uuid_, member, "", (204, 404), timeout)
@@ -226,18 +282,25 @@ def require_nothing_left(server: ZunAll, docker_client: Any) -> None:
             # Best effort: the sweep below removes what the node does not.
             with contextlib.suppress(AssertionError, OSError):
                 http(server, "DELETE", f"/v1/containers/{uuid_}?force=true&all_projects=true")
-                wait_deleted(docker_client, f"zun.container.uuid={uuid_}",
-                             lambda u=uuid_: http(server, "GET", f"/v1/containers/{u}"
-                                                  "?all_projects=true")[0] == 404,
-                             what=f"container {uuid_}", timeout=30)
+                wait_deleted(
+                    docker_client,
+                    f"zun.container.uuid={uuid_}",
+                    lambda u=uuid_: (
+                        http(server, "GET", f"/v1/containers/{u}?all_projects=true")[0] == 404
+                    ),
+                    what=f"container {uuid_}",
+                    timeout=30,
+                )
     sweep_host(docker_client, server.host)
-    pytest.fail(f"engine containers of zun-all host {server.host} were left behind (now "
-                f"deleted): {'; '.join(found)}", pytrace=False)
+    pytest.fail(
+        f"engine containers of zun-all host {server.host} were left behind (now "
+        f"deleted): {'; '.join(found)}",
+        pytrace=False,
+    )
 
 
 def sweep(docker_client: Any, host: str, project_ids: tuple[str, ...] = ("default",)) -> None:
-    for container in docker_client.containers.list(ignore_removed=True, all=True,
-                                                   filters={"label": f"zun.host={host}"}):
+    for container in docker_client.containers.list(
+        ignore_removed=True, all=True, filters={"label": f"zun.host={host}"}
+    ):
         container.remove(force=True, v=True)
-
-

@@ -32,26 +32,38 @@ TEMPLATE: dict[str, Any] = {
     "metadata": {"name": "e2e-pod", "labels": {"app": "e2e"}},
     "spec": {
         "restartPolicy": "Always",
-        "initContainers": [{"image": "busybox", "imagePullPolicy": "IfNotPresent",
-                            "command": ["sh", "-c", "echo ready > /shared/state"],
-                            "volumeMounts": [{"name": "shared", "mountPath": "/shared"}]}],
-        "containers": [{"image": "busybox", "imagePullPolicy": "IfNotPresent",
-                        "command": ["sh", "-c", "cat /shared/state; sleep 600"],
-                        "resources": {"requests": {"cpu": 0.1, "memory": 32}},
-                        "ports": [{"containerPort": 8080, "protocol": "TCP"}],
-                        "volumeMounts": [{"name": "shared", "mountPath": "/shared"}]}],
+        "initContainers": [
+            {
+                "image": "busybox",
+                "imagePullPolicy": "IfNotPresent",
+                "command": ["sh", "-c", "echo ready > /shared/state"],
+                "volumeMounts": [{"name": "shared", "mountPath": "/shared"}],
+            }
+        ],
+        "containers": [
+            {
+                "image": "busybox",
+                "imagePullPolicy": "IfNotPresent",
+                "command": ["sh", "-c", "cat /shared/state; sleep 600"],
+                "resources": {"requests": {"cpu": 0.1, "memory": 32}},
+                "ports": [{"containerPort": 8080, "protocol": "TCP"}],
+                "volumeMounts": [{"name": "shared", "mountPath": "/shared"}],
+            }
+        ],
         "volumes": [{"name": "shared", "cinder": {"size": 1, "autoRemove": True}}],
     },
 }
 
 
 @pytest.fixture(scope="module")
-def capsule_server(tmp_path_factory: pytest.TempPathFactory, docker_client: Any,
-                   busybox_image: str) -> Iterator[ZunAll]:
+def capsule_server(
+    tmp_path_factory: pytest.TempPathFactory, docker_client: Any, busybox_image: str
+) -> Iterator[ZunAll]:
     server = ZunAll(tmp_path_factory.mktemp("zun-all-capsules"))
     # oslo.config merges a repeated section.
-    server.config.write_text(server.config.read_text()
-                             + "[DEFAULT]\nsandbox_image_pull_policy = never\n")
+    server.config.write_text(
+        server.config.read_text() + "[DEFAULT]\nsandbox_image_pull_policy = never\n"
+    )
     server.start()
     try:
         yield server
@@ -87,8 +99,9 @@ def wait_gone(zun: Any, ident: str, timeout: float = 60) -> None:
 
 
 def engine_of(docker_client: Any, uuid: str) -> list[Any]:
-    return docker_client.containers.list(ignore_removed=True, all=True,
-                                         filters={"label": f"zun.capsule.uuid={uuid}"})
+    return docker_client.containers.list(
+        ignore_removed=True, all=True, filters={"label": f"zun.capsule.uuid={uuid}"}
+    )
 
 
 def test_library_create_list_describe_delete(capsule_server: ZunAll, docker_client: Any) -> None:
@@ -105,7 +118,10 @@ def test_library_create_list_describe_delete(capsule_server: ZunAll, docker_clie
     # The two shapes: 1.31 clients read meta_name, meta_labels and a string policy.
     legacy = capsule_server.client("1.31").capsules.get("e2e-pod")
     assert (legacy.meta_name, legacy.meta_labels, legacy.restart_policy) == (
-        "e2e-pod", {"app": "e2e"}, "always")
+        "e2e-pod",
+        {"app": "e2e"},
+        "always",
+    )
     assert [c.uuid for c in zun.capsules.list()] == [uuid]
     assert [c.uuid for c in zun.capsules.list(limit=1)] == [uuid]
     assert zun.capsules.describe("e2e-pod").uuid == uuid
@@ -124,13 +140,27 @@ def test_library_create_list_describe_delete(capsule_server: ZunAll, docker_clie
 def _osc(server: ZunAll, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
     return subprocess.run(
-        [str(OPENSTACK), "--os-auth-type", "none", "--os-endpoint", server.url + "/v1",
-         "--os-container-api-version", "1.40", "capsule", *args],
-        capture_output=True, text=True, timeout=120, env=env)
+        [
+            str(OPENSTACK),
+            "--os-auth-type",
+            "none",
+            "--os-endpoint",
+            server.url + "/v1",
+            "--os-container-api-version",
+            "1.40",
+            "capsule",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
 
 
-def test_openstack_capsule_commands(capsule_server: ZunAll, tmp_path: Path,
-                                                 docker_client: Any) -> None:
+def test_openstack_capsule_commands(
+    capsule_server: ZunAll, tmp_path: Path, docker_client: Any
+) -> None:
     template = json.loads(json.dumps(TEMPLATE))
     template["metadata"]["name"] = "osc-pod"
     path = tmp_path / "capsule.yaml"

@@ -41,8 +41,9 @@ RUN = uuid.uuid4().hex[:8]
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, docker_client: Any,
-           registry: dict[str, str]) -> Iterator[ZunAll]:
+def server(
+    tmp_path_factory: pytest.TempPathFactory, docker_client: Any, registry: dict[str, str]
+) -> Iterator[ZunAll]:
     zun_all = ZunAll(tmp_path_factory.mktemp("zun-all-cli"))
     with zun_all.config.open("a") as conf:
         conf.write(f"[docker]\ndefault_registry = {registry['url']}\n")
@@ -64,8 +65,17 @@ def osc(server: ZunAll, *args: str, json_output: bool = True, check: bool = True
         # create and run take everything after the image as its command: format flags first.
         at = 1 if args[0] in ("create", "run") else len(args)
         args = (*args[:at], "-f", "json", *args[at:])
-    cmd = [str(OPENSTACK), "--os-auth-type", "none", "--os-endpoint", server.url + "/v1",
-           "--os-container-api-version", "1.40", "appcontainer", *args]
+    cmd = [
+        str(OPENSTACK),
+        "--os-auth-type",
+        "none",
+        "--os-endpoint",
+        server.url + "/v1",
+        "--os-container-api-version",
+        "1.40",
+        "appcontainer",
+        *args,
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if check and done.returncode != 0:
         raise CliError(f"{' '.join(args)} exited {done.returncode}: {done.stderr}")
@@ -77,24 +87,33 @@ def osc(server: ZunAll, *args: str, json_output: bool = True, check: bool = True
 def member(server: ZunAll, project: str, user: str | None = None) -> Any:
     """A python-zunclient library client that sends a member's identity headers."""
     zun = server.client()
-    zun.http_client.session.session.headers.update({
-        "X-User-Id": user or f"user-of-{project}", "X-Project-Id": project,
-        "X-Roles": "member"})
+    zun.http_client.session.session.headers.update(
+        {"X-User-Id": user or f"user-of-{project}", "X-Project-Id": project, "X-Roles": "member"}
+    )
     return zun
 
 
 # --- quotas and quota classes --------------------------------------------------------------------
 
+
 def test_quota_update_get_default_delete(server: ZunAll) -> None:
     project = f"cli-{RUN}"
     assert osc(server, "quota", "update", "--containers", "5", "--cpu", "3", project) == {
-        "containers": 5, "memory": 51200, "cpu": 3, "disk": 100}
+        "containers": 5,
+        "memory": 51200,
+        "cpu": 3,
+        "disk": 100,
+    }
     assert osc(server, "quota", "get", project)["containers"] == 5
     usages = osc(server, "quota", "get", "--usages", project)
     assert usages["containers"] == {"limit": 5, "in_use": 0}
     assert usages["cpu"] == {"limit": 3, "in_use": 0.0}
     assert osc(server, "quota", "default", project) == {
-        "containers": 40, "memory": 51200, "cpu": 20, "disk": 100}
+        "containers": 40,
+        "memory": 51200,
+        "cpu": 20,
+        "disk": 100,
+    }
     assert "accepted" in osc(server, "quota", "delete", project, json_output=False)
     assert osc(server, "quota", "get", project)["containers"] == 40
 
@@ -103,13 +122,15 @@ def test_quota_unlimited_default_and_above_one_containers_size(server: ZunAll) -
     """A quota is a project's total: -1 (unlimited), the default memory quota itself and values
     above one container's bounds (cpu 16, disk 160) are accepted, as by the original."""
     project = f"cli-big-{RUN}"
-    assert osc(server, "quota", "update", "--memory", "51200", "--cpu", "-1", "--disk", "5000",
-               project) == {"containers": 40, "memory": 51200, "cpu": -1, "disk": 5000}
+    assert osc(
+        server, "quota", "update", "--memory", "51200", "--cpu", "-1", "--disk", "5000", project
+    ) == {"containers": 40, "memory": 51200, "cpu": -1, "disk": 5000}
     assert osc(server, "quota", "get", project)["cpu"] == -1
 
 
-def test_quota_usage_counts_the_projects_containers(server: ZunAll,
-                                                    registry: dict[str, str]) -> None:
+def test_quota_usage_counts_the_projects_containers(
+    server: ZunAll, registry: dict[str, str]
+) -> None:
     created = osc(server, "create", "--cpu", "0.5", "--memory", "64", registry["image"])
     try:
         usages = osc(server, "quota", "get", "--usages", "default")
@@ -133,17 +154,33 @@ def test_a_member_reads_only_its_own_quotas(server: ZunAll) -> None:
 def test_quota_class_update_and_get(server: ZunAll) -> None:
     name = f"gold-{RUN}"
     assert osc(server, "quota", "class", "update", "--memory", "1024", name) == {
-        "containers": 40, "memory": 1024, "cpu": 20, "disk": 100}
+        "containers": 40,
+        "memory": 1024,
+        "cpu": 20,
+        "disk": 100,
+    }
     assert osc(server, "quota", "class", "get", name)["memory"] == 1024
     assert osc(server, "quota", "class", "get", f"unknown-{RUN}")["memory"] == 51200
 
 
 # --- registries ----------------------------------------------------------------------------------
 
+
 def test_registry_lifecycle(server: ZunAll, registry: dict[str, str]) -> None:
     name = f"reg-{RUN}"
-    created = osc(server, "registry", "create", "--name", name, "--domain", registry["url"],
-                  "--username", "u", "--password", "s3cret")
+    created = osc(
+        server,
+        "registry",
+        "create",
+        "--name",
+        name,
+        "--domain",
+        registry["url"],
+        "--username",
+        "u",
+        "--password",
+        "s3cret",
+    )
     assert created["password"] == "***" and created["project_id"] == "default"
     listed = {r["uuid"]: r for r in osc(server, "registry", "list")}
     assert listed[created["uuid"]]["password"] == "***"
@@ -155,8 +192,9 @@ def test_registry_lifecycle(server: ZunAll, registry: dict[str, str]) -> None:
     assert gone.returncode == 1 and "(HTTP 404)" in gone.stderr
 
 
-def test_registries_of_another_project_are_invisible(server: ZunAll,
-                                                     registry: dict[str, str]) -> None:
+def test_registries_of_another_project_are_invisible(
+    server: ZunAll, registry: dict[str, str]
+) -> None:
     from zunclient import exceptions
 
     owner = member(server, f"cli-owner-{RUN}")
@@ -175,6 +213,7 @@ def test_registries_of_another_project_are_invisible(server: ZunAll,
 
 
 # --- images --------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def pushed_tag(docker_client: Any, registry: dict[str, str], busybox_image: str) -> str:
@@ -259,6 +298,7 @@ def test_images_are_for_admins(server: ZunAll) -> None:
 
 # --- hosts, availability zones, services ---------------------------------------------------------
 
+
 def test_hosts(server: ZunAll) -> None:
     hosts = {h["hostname"]: h for h in osc(server, "host", "list")}
     assert server.host in hosts
@@ -273,9 +313,22 @@ def test_hosts(server: ZunAll) -> None:
 def test_a_version_error_shows_its_reason(server: ZunAll) -> None:
     """OSC prints only an error's title: a 406 must say why there, and which versions serve."""
     done = subprocess.run(
-        [str(OPENSTACK), "--os-auth-type", "none", "--os-endpoint", server.url + "/v1",
-         "--os-container-api-version", "1.3", "appcontainer", "host", "list"],
-        capture_output=True, text=True, timeout=120)
+        [
+            str(OPENSTACK),
+            "--os-auth-type",
+            "none",
+            "--os-endpoint",
+            server.url + "/v1",
+            "--os-container-api-version",
+            "1.3",
+            "appcontainer",
+            "host",
+            "list",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1
     assert "Version 1.3 was requested but the requested API is not supported" in done.stderr
     assert "served from version 1.4 to" in done.stderr and "(HTTP 406)" in done.stderr
@@ -288,8 +341,12 @@ def test_availability_zones(server: ZunAll) -> None:
 def test_service_disable_enable_force_down(server: ZunAll, registry: dict[str, str]) -> None:
     host = server.host
     disabled = osc(server, "service", "disable", host, "zun-compute", "--reason", "maintenance")
-    assert disabled == {"Host": host, "Binary": "zun-compute", "Disabled": True,
-                        "Disabled Reason": "maintenance"}
+    assert disabled == {
+        "Host": host,
+        "Binary": "zun-compute",
+        "Disabled": True,
+        "Disabled Reason": "maintenance",
+    }
     try:
         listed = [s for s in osc(server, "service", "list") if s["Host"] == host]
         assert listed[0]["Disabled"] is True and listed[0]["State"] == "up"
@@ -300,8 +357,12 @@ def test_service_disable_enable_force_down(server: ZunAll, registry: dict[str, s
         osc(server, "delete", created["uuid"], json_output=False)
     finally:
         enabled = osc(server, "service", "enable", host, "zun-compute")
-    assert enabled == {"Host": host, "Binary": "zun-compute", "Disabled": False,
-                       "Disabled Reason": None}
+    assert enabled == {
+        "Host": host,
+        "Binary": "zun-compute",
+        "Disabled": False,
+        "Disabled Reason": None,
+    }
     forced = osc(server, "service", "forcedown", host, "zun-compute")
     assert forced == {"Host": host, "Binary": "zun-compute", "Forced_down": True}
     try:
@@ -322,9 +383,13 @@ def test_service_delete(server: ZunAll) -> None:
     engine = sa.create_engine(f"sqlite:///{server.state_dir / 'zun.sqlite'}")
     try:
         with engine.begin() as conn:
-            conn.execute(sa.text(
-                "INSERT INTO zun_service (host, `binary`, disabled, forced_down, report_count, "
-                "created_at) VALUES (:h, 'zun-compute', 0, 0, 1, CURRENT_TIMESTAMP)"), {"h": gone})
+            conn.execute(
+                sa.text(
+                    "INSERT INTO zun_service (host, `binary`, disabled, forced_down, report_count, "
+                    "created_at) VALUES (:h, 'zun-compute', 0, 0, 1, CURRENT_TIMESTAMP)"
+                ),
+                {"h": gone},
+            )
     finally:
         engine.dispose()
     assert gone in {s["Host"] for s in osc(server, "service", "list")}
@@ -346,6 +411,7 @@ def test_services_are_for_admins(server: ZunAll) -> None:
 
 # --- networks (no CLI command: plain HTTP) ------------------------------------------------------
 
+
 def test_network_create_and_delete(server: ZunAll, docker_client: Any) -> None:
     net_id = f"cli-net-{RUN}"
     status, body = http(server, "POST", "/v1/networks", {"name": "cli", "neutron_net_id": net_id})
@@ -353,8 +419,9 @@ def test_network_create_and_delete(server: ZunAll, docker_client: Any) -> None:
         assert status == 200, body
         assert body["neutron_net_id"] == net_id and body["network_id"]
         assert docker_client.networks.get(body["network_id"]).name == net_id
-        status, again = http(server, "POST", "/v1/networks",
-                             {"name": "cli", "neutron_net_id": net_id})
+        status, again = http(
+            server, "POST", "/v1/networks", {"name": "cli", "neutron_net_id": net_id}
+        )
         assert status == 409, again
         member_headers = {"X-User-Id": "u", "X-Project-Id": f"cli-a-{RUN}", "X-Roles": "member"}
         assert http(server, "DELETE", f"/v1/networks/{net_id}", headers=member_headers)[0] == 403

@@ -19,10 +19,16 @@ MEMBER = {"X-User-Id": f"user-{RUN}", "X-Project-Id": PROJECT, "X-Roles": "membe
 
 
 @pytest.fixture(scope="module")
-def member_container(zun_all: ZunAll, registry: dict[str, str],
-                     docker_client: Any) -> Iterator[str]:
-    status, body = http(zun_all, "POST", "/v1/containers?run=true", {
-        "image": registry["image"], "command": ["sleep", "3600"]}, MEMBER)
+def member_container(
+    zun_all: ZunAll, registry: dict[str, str], docker_client: Any
+) -> Iterator[str]:
+    status, body = http(
+        zun_all,
+        "POST",
+        "/v1/containers?run=true",
+        {"image": registry["image"], "command": ["sleep", "3600"]},
+        MEMBER,
+    )
     assert status == 202, body
     member = zun_all.client()
     member.http_client.session.session.headers.update(MEMBER)
@@ -42,8 +48,9 @@ def made_images(docker_client: Any) -> Iterator[list[str]]:
             pass
 
 
-def _commit(server: ZunAll, container: str, repository: str, tag: str | None = None
-            ) -> tuple[int, Any]:
+def _commit(
+    server: ZunAll, container: str, repository: str, tag: str | None = None
+) -> tuple[int, Any]:
     query = f"repository={repository}" + (f"&tag={tag}" if tag else "")
     return http(server, "POST", f"/v1/containers/{container}/commit?{query}", headers=MEMBER)
 
@@ -55,25 +62,30 @@ def _settled(zun_all: ZunAll, container: str) -> None:
 
 
 def _last_commit_event(zun_all: ZunAll, container: str) -> dict[str, Any]:
-    status, body = http(zun_all, "GET", f"/v1/containers/{container}/container_actions",
-                        headers=MEMBER)
+    status, body = http(
+        zun_all, "GET", f"/v1/containers/{container}/container_actions", headers=MEMBER
+    )
     assert status == 200, body
     commits = [a for a in body["containerActions"] if a["action"] == "commit"]
     request_id = commits[0]["request_id"]
     # As an admin: the event's traceback is shown to admins only.
-    status, body = http(zun_all, "GET",
-                        f"/v1/containers/{container}/container_actions/{request_id}")
+    status, body = http(
+        zun_all, "GET", f"/v1/containers/{container}/container_actions/{request_id}"
+    )
     assert status == 200, body
     return body["events"][0]
 
 
-def test_a_member_cannot_replace_the_nodes_busybox(zun_all: ZunAll, member_container: str,
-                                                  docker_client: Any,
-                                                  busybox_image: str) -> None:
+def test_a_member_cannot_replace_the_nodes_busybox(
+    zun_all: ZunAll, member_container: str, docker_client: Any, busybox_image: str
+) -> None:
     before = docker_client.images.get(busybox_image).id
-    for repository, tag in (("busybox", "latest"), ("busybox", None),
-                            ("docker.io/library/busybox", "latest"),
-                            (f"other-{RUN}/snap", None)):
+    for repository, tag in (
+        ("busybox", "latest"),
+        ("busybox", None),
+        ("docker.io/library/busybox", "latest"),
+        (f"other-{RUN}/snap", None),
+    ):
         status, body = _commit(zun_all, member_container, repository, tag)
         assert status == 403, body
         assert body["errors"][0]["code"] == "container.commit-repository-not-allowed"
@@ -81,8 +93,8 @@ def test_a_member_cannot_replace_the_nodes_busybox(zun_all: ZunAll, member_conta
 
 
 def test_commit_into_the_namespace_then_the_same_name_is_409(
-        zun_all: ZunAll, member_container: str, docker_client: Any,
-        made_images: list[str]) -> None:
+    zun_all: ZunAll, member_container: str, docker_client: Any, made_images: list[str]
+) -> None:
     name = f"{PROJECT}/snap"
     made_images.append(f"{name}:v1")
     status, body = _commit(zun_all, member_container, name, "v1")
@@ -104,8 +116,12 @@ def test_commit_into_the_namespace_then_the_same_name_is_409(
 
 
 def test_the_node_refuses_a_name_its_engine_has_and_leaves_nothing(
-        zun_all: ZunAll, member_container: str, docker_client: Any, busybox_image: str,
-        made_images: list[str]) -> None:
+    zun_all: ZunAll,
+    member_container: str,
+    docker_client: Any,
+    busybox_image: str,
+    made_images: list[str],
+) -> None:
     """A name in the project's namespace that the engine already has without any image row
     (built or pulled outside Zun): the node refuses it instead of moving the name."""
     name = f"{PROJECT}/prebuilt"

@@ -21,8 +21,13 @@ CLIENT = Path(__file__).resolve().parents[1] / "functional" / "console" / "zuncl
 @pytest.fixture
 def interactive(zun_all: ZunAll, zun: Any, docker_client: Any) -> Iterator[Any]:
     """A running container whose main process is an interactive ``sh``, deleted after."""
-    created = zun.containers.run(image="busybox", command=["sh"], interactive=True, tty=True,
-                                 image_pull_policy="ifnotpresent")
+    created = zun.containers.run(
+        image="busybox",
+        command=["sh"],
+        interactive=True,
+        tty=True,
+        image_pull_policy="ifnotpresent",
+    )
     try:
         yield wait_for(zun, created.uuid, "Running")
     finally:
@@ -30,16 +35,18 @@ def interactive(zun_all: ZunAll, zun: Any, docker_client: Any) -> Iterator[Any]:
 
 
 def _client(zun_all: Any, *args: str, rows: int = 30, cols: int = 100) -> PtyProgram:
-    return PtyProgram([sys.executable, str(CLIENT), zun_all.url + "/v1", *args],
-                      rows=rows, cols=cols)
+    return PtyProgram(
+        [sys.executable, str(CLIENT), zun_all.url + "/v1", *args], rows=rows, cols=cols
+    )
 
 
 def _console_actions(zun: Any, container_uuid: str) -> list[Any]:
     return [a for a in zun.actions.list(container_uuid) if a.action == "console"]
 
 
-def test_exec_interactive_type_read_resize_exit(zun_all: Any, zun: Any, docker_client: Any,
-                                                interactive: Any) -> None:
+def test_exec_interactive_type_read_resize_exit(
+    zun_all: Any, zun: Any, docker_client: Any, interactive: Any
+) -> None:
     ct = interactive
     term = _client(zun_all, "exec", ct.uuid)
     try:
@@ -70,8 +77,9 @@ def test_exec_interactive_type_read_resize_exit(zun_all: Any, zun: Any, docker_c
         time.sleep(0.2)
 
 
-def test_replayed_exec_url_is_refused_in_the_client(zun_all: Any, zun: Any,
-                                                     interactive: Any) -> None:
+def test_replayed_exec_url_is_refused_in_the_client(
+    zun_all: Any, zun: Any, interactive: Any
+) -> None:
     ct = interactive
     reply = zun.containers.execute(ct.uuid, command='"sh"', run=False, interactive=True)
     assert reply["output"] is None and reply["exit_code"] is None
@@ -93,8 +101,9 @@ def test_replayed_exec_url_is_refused_in_the_client(zun_all: Any, zun: Any,
         again.close()
 
 
-def test_attach_resize_and_two_consoles_at_once(zun_all: Any, zun: Any, docker_client: Any,
-                                                interactive: Any) -> None:
+def test_attach_resize_and_two_consoles_at_once(
+    zun_all: Any, zun: Any, docker_client: Any, interactive: Any
+) -> None:
     ct = interactive
     attach = _client(zun_all, "attach", ct.uuid, rows=33, cols=90)
     shell = _client(zun_all, "exec", ct.uuid)

@@ -41,7 +41,8 @@ class Cluster:
             f"[api]\nauth_strategy = noauth\nhost_ip = 127.0.0.1\nport = {self.api_port}\n"
             f"[network]\ndriver = docker\n"
             f"[websocket_proxy]\nwsproxy_host = 127.0.0.1\nwsproxy_port = {self.ws_port}\n"
-            f"base_url = ws://127.0.0.1:{self.ws_port}/\n")
+            f"base_url = ws://127.0.0.1:{self.ws_port}/\n"
+        )
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
 
     def config(self, name: str, host: str) -> Path:
@@ -53,14 +54,22 @@ class Cluster:
         return self.base / f"{name}.log"
 
     def start(self) -> None:
-        subprocess.run([str(BIN / "zun-db-manage"), "--config-file",
-                        str(self.config("db", "db")), "upgrade"], check=True,
-                       capture_output=True, timeout=120)
-        for name, host in (("zun-compute", self.node), ("zun-api", "api-host"),
-                           ("zun-wsproxy", self.proxy_host)):
+        subprocess.run(
+            [str(BIN / "zun-db-manage"), "--config-file", str(self.config("db", "db")), "upgrade"],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        for name, host in (
+            ("zun-compute", self.node),
+            ("zun-api", "api-host"),
+            ("zun-wsproxy", self.proxy_host),
+        ):
             self.procs[name] = subprocess.Popen(
                 [str(BIN / name), "--config-file", str(self.config(name, host))],
-                stdout=subprocess.DEVNULL, stderr=self.log(name).open("wb"))
+                stdout=subprocess.DEVNULL,
+                stderr=self.log(name).open("wb"),
+            )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             for name, proc in self.procs.items():
@@ -94,27 +103,39 @@ class Cluster:
 
 
 @pytest.fixture
-def cluster(tmp_path: Path, mariadb_url: Callable[[], str], rabbit_url: str,
-            docker_client: Any, busybox_image: str) -> Iterator[Cluster]:
+def cluster(
+    tmp_path: Path,
+    mariadb_url: Callable[[], str],
+    rabbit_url: str,
+    docker_client: Any,
+    busybox_image: str,
+) -> Iterator[Cluster]:
     nodes = Cluster(tmp_path, mariadb_url(), rabbit_url)
     try:
         nodes.start()
         yield nodes
     finally:
         nodes.stop()
-        for container in docker_client.containers.list(ignore_removed=True,
-                all=True, filters={"label": f"zun.host={nodes.node}"}):
+        for container in docker_client.containers.list(
+            ignore_removed=True, all=True, filters={"label": f"zun.host={nodes.node}"}
+        ):
             container.remove(force=True)
 
 
 def test_exec_and_attach_through_the_node_relay(cluster: Cluster, docker_client: Any) -> None:
     zun = cluster.client()
-    created = zun.containers.run(image="busybox", command=["sh"], interactive=True, tty=True,
-                                 image_pull_policy="ifnotpresent")
+    created = zun.containers.run(
+        image="busybox",
+        command=["sh"],
+        interactive=True,
+        tty=True,
+        image_pull_policy="ifnotpresent",
+    )
     ct = wait_for(zun, created.uuid, "Running")
     assert ct.host == cluster.node
-    term = PtyProgram([sys.executable, str(CLIENT), cluster.url + "/v1", "exec", ct.uuid],
-                      rows=31, cols=101)
+    term = PtyProgram(
+        [sys.executable, str(CLIENT), cluster.url + "/v1", "exec", ct.uuid], rows=31, cols=101
+    )
     try:
         exec_id = term.expect(r"exec-id: ([0-9a-f]{64})").group(1).decode()
         term.expect(f"connected to {ct.uuid}")

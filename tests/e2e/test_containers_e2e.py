@@ -40,8 +40,7 @@ def _request_ids(zun: Any, uuid_: str) -> dict[str, Any]:
     return {a.action: a for a in zun.actions.list(uuid_)}
 
 
-def test_run_list_show_agree(zun: Any, running: Any, zun_all: Any,
-                             docker_client: Any) -> None:
+def test_run_list_show_agree(zun: Any, running: Any, zun_all: Any, docker_client: Any) -> None:
     assert running.status == "Running"
     assert running.addresses and "zun-default" in running.addresses
     listed = {c.uuid: c for c in zun.containers.list()}
@@ -52,8 +51,13 @@ def test_run_list_show_agree(zun: Any, running: Any, zun_all: Any,
 
 
 def test_create_then_start(zun: Any, docker_client: Any) -> None:
-    created = zun.containers.create(image="busybox", command=["sleep", "300"],
-                                    image_pull_policy="ifnotpresent", cpu=0.1, memory=32)
+    created = zun.containers.create(
+        image="busybox",
+        command=["sleep", "300"],
+        image_pull_policy="ifnotpresent",
+        cpu=0.1,
+        memory=32,
+    )
     try:
         assert created.status == "Creating"
         wait_for(zun, created.uuid, "Created")
@@ -104,12 +108,13 @@ def test_logs_exec_top_stats(zun: Any, docker_client: Any) -> None:
     try:
         wait_for(zun, created.uuid, "Running")
         assert "hello-logs" in zun.containers.logs(created.uuid, stdout=True, stderr=True)
-        result = zun.containers.execute(created.uuid, command='"sh" "-c" "echo out; exit 3"',
-                                        run=True)
-        assert result == {"output": "out\n", "exit_code": 3, "exec_id": None,
-                          "proxy_url": None}
-        interactive = zun.containers.execute(created.uuid, command='"sh"', run=False,
-                                             interactive=True)
+        result = zun.containers.execute(
+            created.uuid, command='"sh" "-c" "echo out; exit 3"', run=True
+        )
+        assert result == {"output": "out\n", "exit_code": 3, "exec_id": None, "proxy_url": None}
+        interactive = zun.containers.execute(
+            created.uuid, command='"sh"', run=False, interactive=True
+        )
         assert interactive["output"] is None and len(interactive["exec_id"]) == 64
         assert "token=" in interactive["proxy_url"]
         top = zun.containers.top(created.uuid)
@@ -200,8 +205,12 @@ def test_delete_variants(zun: Any, zun_all: Any, docker_client: Any) -> None:
 def test_exposed_port_is_published_on_the_node(zun: Any, docker_client: Any) -> None:
     import socket
 
-    created = _run(zun, name=f"e2e-{uuid.uuid4().hex[:8]}", exposed_ports={"8080/tcp": {}},
-                   command=["sh", "-c", "while true; do echo zun-port | nc -l -p 8080; done"])
+    created = _run(
+        zun,
+        name=f"e2e-{uuid.uuid4().hex[:8]}",
+        exposed_ports={"8080/tcp": {}},
+        command=["sh", "-c", "while true; do echo zun-port | nc -l -p 8080; done"],
+    )
     try:
         wait_for(zun, created.uuid, "Running")
         engine = docker_client.containers.get(f"zun-{created.uuid}")

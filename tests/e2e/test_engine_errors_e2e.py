@@ -28,8 +28,12 @@ pytestmark = pytest.mark.e2e
 
 def http(server: ZunAll, method: str, path: str, body: Any = None) -> tuple[int, Any]:
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(server.url + path, data=data, method=method, headers={
-        "Content-Type": "application/json", "OpenStack-API-Version": "container 1.40"})
+    req = urllib.request.Request(
+        server.url + path,
+        data=data,
+        method=method,
+        headers={"Content-Type": "application/json", "OpenStack-API-Version": "container 1.40"},
+    )
     try:
         with urllib.request.urlopen(req, timeout=120) as resp:
             raw = resp.read()
@@ -52,8 +56,9 @@ def engine(docker_client: Any, busybox_image: str) -> Iterator[own_engine.OwnEng
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory,
-           engine: own_engine.OwnEngine) -> Iterator[ZunAll]:
+def server(
+    tmp_path_factory: pytest.TempPathFactory, engine: own_engine.OwnEngine
+) -> Iterator[ZunAll]:
     base: Path = tmp_path_factory.mktemp("engine-errors")
     zun = ZunAll(base)
     zun.config.write_text(zun.config.read_text() + f"[docker]\napi_url = {engine.url}\n")
@@ -66,9 +71,12 @@ def server(tmp_path_factory: pytest.TempPathFactory,
 
 @pytest.fixture(scope="module")
 def container(server: ZunAll, busybox_image: str) -> str:
-    status, body = http(server, "POST", "/v1/containers?run=true", {
-        "image": busybox_image, "image_pull_policy": "ifnotpresent",
-        "command": ["sleep", "3600"]})
+    status, body = http(
+        server,
+        "POST",
+        "/v1/containers?run=true",
+        {"image": busybox_image, "image_pull_policy": "ifnotpresent", "command": ["sleep", "3600"]},
+    )
     assert status == 202, body
     wait_for(server.client(), body["uuid"], "Running", timeout=120)
     return body["uuid"]
@@ -86,10 +94,10 @@ def _tar(**links: str) -> str:
 
 
 @pytest.mark.parametrize("ps_args", ["--bogus", "x y z"])
-def test_top_with_arguments_ps_rejects_is_400(server: ZunAll, container: str,
-                                              ps_args: str) -> None:
-    status, body = http(server, "GET", f"/v1/containers/{container}/top?ps_args="
-                        + urllib.parse.quote(ps_args))
+def test_top_with_arguments_ps_rejects_is_400(server: ZunAll, container: str, ps_args: str) -> None:
+    status, body = http(
+        server, "GET", f"/v1/containers/{container}/top?ps_args=" + urllib.parse.quote(ps_args)
+    )
     assert status == 400, body
     assert "ps" in body["errors"][0]["detail"]
 
@@ -99,21 +107,34 @@ def test_archive_refusals_of_the_engine_are_400(server: ZunAll, container: str) 
     status, body = http(server, "GET", f"/v1/containers/{container}/get_archive?path=/nope")
     assert status == 404, body
     # A link to a directory the archive then extracts over: the engine refuses it.
-    status, body = http(server, "POST", f"/v1/containers/{container}/put_archive",
-                        {"path": "/tmp", "data": _tar(d="/")})
+    status, body = http(
+        server,
+        "POST",
+        f"/v1/containers/{container}/put_archive",
+        {"path": "/tmp", "data": _tar(d="/")},
+    )
     assert status == 200, body
-    status, body = http(server, "POST", f"/v1/containers/{container}/put_archive",
-                        {"path": "/tmp/d", "data": _tar(x="y")})
+    status, body = http(
+        server,
+        "POST",
+        f"/v1/containers/{container}/put_archive",
+        {"path": "/tmp/d", "data": _tar(x="y")},
+    )
     assert status < 500, body
 
 
-def test_calls_while_the_engine_is_down_are_503(server: ZunAll, container: str,
-                                                engine: own_engine.OwnEngine) -> None:
+def test_calls_while_the_engine_is_down_are_503(
+    server: ZunAll, container: str, engine: own_engine.OwnEngine
+) -> None:
     engine.stop()
     try:
-        for method, path in (("GET", "logs"), ("GET", "top"), ("GET", "stats"),
-                             ("GET", "get_archive?path=/etc/hostname"),
-                             ("POST", "execute?command=true")):
+        for method, path in (
+            ("GET", "logs"),
+            ("GET", "top"),
+            ("GET", "stats"),
+            ("GET", "get_archive?path=/etc/hostname"),
+            ("POST", "execute?command=true"),
+        ):
             status, body = http(server, method, f"/v1/containers/{container}/{path}")
             # 503 from the node when the call reaches it; 409 at once from the API when the
             # node's heartbeat has already reported its engine down.

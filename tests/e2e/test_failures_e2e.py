@@ -25,8 +25,10 @@ def assert_consistent(zun: Any, server: ZunAll, docker_client: Any) -> list[Any]
     assert not orphans, (orphans, seen)
     on_host = [r for r in rows if r.host == server.host]
     host = zun.hosts.get(server.host)
-    assert float(host.cpu_used) == pytest.approx(sum(float(r.cpu) for r in on_host),
-                                                 abs=1e-3), (host.cpu_used, seen)
+    assert float(host.cpu_used) == pytest.approx(sum(float(r.cpu) for r in on_host), abs=1e-3), (
+        host.cpu_used,
+        seen,
+    )
     assert int(host.mem_used) == sum(int(r.memory) for r in on_host), (host.mem_used, seen)
     return rows
 
@@ -51,36 +53,64 @@ def _failed(zun: Any, server: ZunAll, docker_client: Any, **kwargs: Any) -> Any:
         wait_gone(zun, created.uuid, docker_client)
 
 
-def test_image_that_does_not_exist(zun: Any, zun_all: ZunAll, docker_client: Any,
-                                   registry: dict[str, str]) -> None:
-    shown = _failed(zun, zun_all, docker_client, image=f"{registry['url']}/nosuch/image:1",
-                    image_pull_policy="always")
+def test_image_that_does_not_exist(
+    zun: Any, zun_all: ZunAll, docker_client: Any, registry: dict[str, str]
+) -> None:
+    shown = _failed(
+        zun,
+        zun_all,
+        docker_client,
+        image=f"{registry['url']}/nosuch/image:1",
+        image_pull_policy="always",
+    )
     assert "nosuch/image" in shown.status_reason
     assert "could not be found" in shown.status_reason
 
 
-def test_private_registry_refusing_credentials(zun: Any, zun_all: ZunAll, docker_client: Any,
-                                               private_registry: dict[str, str]) -> None:
+def test_private_registry_refusing_credentials(
+    zun: Any, zun_all: ZunAll, docker_client: Any, private_registry: dict[str, str]
+) -> None:
     name = f"bad-{uuid.uuid4().hex[:8]}"
-    zun.registries.create(name=name, domain=private_registry["url"],
-                          username=private_registry["username"], password="not-the-password")
-    shown = _failed(zun, zun_all, docker_client, image="private/busybox:latest",
-                    registry=name, image_pull_policy="always")
-    assert "unauthorized" in shown.status_reason.lower() or \
-        "authentication" in shown.status_reason.lower(), shown.status_reason
+    zun.registries.create(
+        name=name,
+        domain=private_registry["url"],
+        username=private_registry["username"],
+        password="not-the-password",
+    )
+    shown = _failed(
+        zun,
+        zun_all,
+        docker_client,
+        image="private/busybox:latest",
+        registry=name,
+        image_pull_policy="always",
+    )
+    assert (
+        "unauthorized" in shown.status_reason.lower()
+        or "authentication" in shown.status_reason.lower()
+    ), shown.status_reason
     assert "not-the-password" not in shown.status_reason
     assert "not-the-password" not in zun_all.log.read_text()
 
 
-def test_private_registry_accepting_credentials(zun: Any, zun_all: ZunAll, docker_client: Any,
-                                                private_registry: dict[str, str]) -> None:
+def test_private_registry_accepting_credentials(
+    zun: Any, zun_all: ZunAll, docker_client: Any, private_registry: dict[str, str]
+) -> None:
     name = f"good-{uuid.uuid4().hex[:8]}"
-    zun.registries.create(name=name, domain=private_registry["url"],
-                          username=private_registry["username"],
-                          password=private_registry["password"])
-    created = zun.containers.run(image="private/busybox:latest", registry=name,
-                                 image_pull_policy="always", command=["sleep", "300"],
-                                 cpu=0.1, memory=32)
+    zun.registries.create(
+        name=name,
+        domain=private_registry["url"],
+        username=private_registry["username"],
+        password=private_registry["password"],
+    )
+    created = zun.containers.run(
+        image="private/busybox:latest",
+        registry=name,
+        image_pull_policy="always",
+        command=["sleep", "300"],
+        cpu=0.1,
+        memory=32,
+    )
     try:
         wait_for(zun, created.uuid, "Running")
     finally:
@@ -91,15 +121,22 @@ def test_private_registry_accepting_credentials(zun: Any, zun_all: ZunAll, docke
 
 
 def test_command_that_fails_to_start(zun: Any, zun_all: ZunAll, docker_client: Any) -> None:
-    shown = _failed(zun, zun_all, docker_client, image="busybox",
-                    image_pull_policy="ifnotpresent", command=["/no/such/program"])
+    shown = _failed(
+        zun,
+        zun_all,
+        docker_client,
+        image="busybox",
+        image_pull_policy="ifnotpresent",
+        command=["/no/such/program"],
+    )
     assert "/no/such/program" in shown.status_reason
 
 
 def test_docker_refusing_create(zun: Any, zun_all: ZunAll, docker_client: Any) -> None:
     # The API accepts 4 MiB (Zun's minimum); the engine's minimum is 6 MB.
-    shown = _failed(zun, zun_all, docker_client, image="busybox",
-                    image_pull_policy="ifnotpresent", memory=4)
+    shown = _failed(
+        zun, zun_all, docker_client, image="busybox", image_pull_policy="ifnotpresent", memory=4
+    )
     assert "memory" in shown.status_reason.lower(), shown.status_reason
 
 
@@ -136,15 +173,19 @@ def silent_registry() -> Iterator[SilentRegistry]:
     registry.close()
 
 
-def test_killed_mid_create_then_restarted(tmp_path: Path, docker_client: Any,
-                                          busybox_image: str,
-                                          silent_registry: SilentRegistry) -> None:
+def test_killed_mid_create_then_restarted(
+    tmp_path: Path, docker_client: Any, busybox_image: str, silent_registry: SilentRegistry
+) -> None:
     server = ZunAll(tmp_path).start()
     try:
         zun = server.client()
-        created = zun.containers.run(image=f"127.0.0.1:{silent_registry.port}/busybox:latest",
-                                     image_pull_policy="always", command=["sleep", "300"],
-                                     cpu=0.1, memory=32)
+        created = zun.containers.run(
+            image=f"127.0.0.1:{silent_registry.port}/busybox:latest",
+            image_pull_policy="always",
+            command=["sleep", "300"],
+            cpu=0.1,
+            memory=32,
+        )
         deadline = time.monotonic() + 30
         while not silent_registry.accepted and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -161,8 +202,13 @@ def test_killed_mid_create_then_restarted(tmp_path: Path, docker_client: Any,
         assert_consistent(zun, server, docker_client)
 
         # The node works normally after its recovery.
-        fine = zun.containers.run(image="busybox", image_pull_policy="ifnotpresent",
-                                  command=["sleep", "300"], cpu=0.1, memory=32)
+        fine = zun.containers.run(
+            image="busybox",
+            image_pull_policy="ifnotpresent",
+            command=["sleep", "300"],
+            cpu=0.1,
+            memory=32,
+        )
         wait_for(zun, fine.uuid, "Running")
         assert_consistent(zun, server, docker_client)
         zun.containers.delete(fine.uuid, force=True)
@@ -171,20 +217,29 @@ def test_killed_mid_create_then_restarted(tmp_path: Path, docker_client: Any,
         wait_gone(zun, created.uuid, docker_client)
     finally:
         server.stop()
-        for container in docker_client.containers.list(ignore_removed=True,
-                all=True, filters={"label": f"zun.host={server.host}"}):
+        for container in docker_client.containers.list(
+            ignore_removed=True, all=True, filters={"label": f"zun.host={server.host}"}
+        ):
             container.remove(force=True)
 
 
-def test_killed_after_create_was_accepted(tmp_path: Path, docker_client: Any,
-                                          busybox_image: str) -> None:
+def test_killed_after_create_was_accepted(
+    tmp_path: Path, docker_client: Any, busybox_image: str
+) -> None:
     """A crash at any moment of a create leaves the same guarantees after the restart."""
     server = ZunAll(tmp_path).start()
     try:
         zun = server.client()
-        uuids = [zun.containers.run(image="busybox", image_pull_policy="ifnotpresent",
-                                    command=["sleep", "300"], cpu=0.1, memory=32).uuid
-                 for _ in range(3)]
+        uuids = [
+            zun.containers.run(
+                image="busybox",
+                image_pull_policy="ifnotpresent",
+                command=["sleep", "300"],
+                cpu=0.1,
+                memory=32,
+            ).uuid
+            for _ in range(3)
+        ]
         server.kill()
         server.start()
         zun = server.client()
@@ -201,6 +256,7 @@ def test_killed_after_create_was_accepted(tmp_path: Path, docker_client: Any,
         assert not engine_uuids(docker_client, server.host)
     finally:
         server.stop()
-        for container in docker_client.containers.list(ignore_removed=True,
-                all=True, filters={"label": f"zun.host={server.host}"}):
+        for container in docker_client.containers.list(
+            ignore_removed=True, all=True, filters={"label": f"zun.host={server.host}"}
+        ):
             container.remove(force=True)

@@ -61,14 +61,16 @@ class Cluster:
             f"[database]\nconnection = {db_url}\n"
             f"[compute]\ntopic = zun-compute-{tag}\nreap_grace_period = 0\n"
             f"[api]\nauth_strategy = noauth\nhost_ip = 127.0.0.1\nport = {self.port}\n"
-            f"[network]\ndriver = docker\n")
+            f"[network]\ndriver = docker\n"
+        )
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.engine_urls: dict[str, str] = {}
 
     def _config(self, name: str, host: str) -> Path:
         path = self.base / f"{name}.conf"
-        text = self.common.replace("[DEFAULT]\n", f"[DEFAULT]\nhost = {host}\n"
-                                   f"state_path = {self.base / name}\n", 1)
+        text = self.common.replace(
+            "[DEFAULT]\n", f"[DEFAULT]\nhost = {host}\nstate_path = {self.base / name}\n", 1
+        )
         if host in self.engine_urls:
             text += f"[docker]\napi_url = {self.engine_urls[host]}\n"
         path.write_text(text)
@@ -78,15 +80,20 @@ class Cluster:
         log = (self.base / f"{name}.log").open("ab")
         self.procs[name] = subprocess.Popen(
             [str(BIN / binary), "--config-file", str(self._config(name, host))],
-            stdout=subprocess.DEVNULL, stderr=log)
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
 
     def log(self, name: str) -> str:
         return (self.base / f"{name}.log").read_text()[-3000:]
 
     def start(self) -> None:
-        subprocess.run([str(BIN / "zun-db-manage"), "--config-file",
-                        str(self._config("db", "db")), "upgrade"], check=True,
-                       capture_output=True, timeout=120)
+        subprocess.run(
+            [str(BIN / "zun-db-manage"), "--config-file", str(self._config("db", "db")), "upgrade"],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
         self.spawn("api", "zun-api", "api-host")
         for host in (self.victim, self.survivor):
             self.spawn(host, "zun-compute", host)
@@ -126,12 +133,19 @@ class Cluster:
 
     # --- the REST API, as python-zunclient speaks it ------------------------------------
 
-    def call(self, method: str, path: str, body: Any = None,
-             version: str = "1.40") -> tuple[int, Any]:
+    def call(
+        self, method: str, path: str, body: Any = None, version: str = "1.40"
+    ) -> tuple[int, Any]:
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + path, data=data, method=method, headers={
-            "OpenStack-API-Version": f"container {version}",
-            "Content-Type": "application/json"})
+        req = urllib.request.Request(
+            self.url + path,
+            data=data,
+            method=method,
+            headers={
+                "OpenStack-API-Version": f"container {version}",
+                "Content-Type": "application/json",
+            },
+        )
         try:
             with urllib.request.urlopen(req, timeout=30) as resp:
                 raw = resp.read()
@@ -147,9 +161,13 @@ class Cluster:
         return next(s for s in self.services() if s["host"] == host)
 
     def run(self, host: str | None = None, **extra: Any) -> str:
-        body = {"image": "busybox", "command": ["sleep", "3600"],
-                "image_pull_policy": "ifnotpresent", "name": f"nl-{uuid.uuid4().hex[:6]}",
-                **extra}
+        body = {
+            "image": "busybox",
+            "command": ["sleep", "3600"],
+            "image_pull_policy": "ifnotpresent",
+            "name": f"nl-{uuid.uuid4().hex[:6]}",
+            **extra,
+        }
         if host:
             body["host"] = host
         status, answer = self.call("POST", "/v1/containers?run=true", body)
@@ -161,8 +179,9 @@ class Cluster:
         assert status == 200, answer
         return answer
 
-    def wait(self, uuid_: str, check: Callable[[dict[str, Any]], bool],
-             timeout: float = 90) -> dict[str, Any]:
+    def wait(
+        self, uuid_: str, check: Callable[[dict[str, Any]], bool], timeout: float = 90
+    ) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         shown: dict[str, Any] = {}
         while time.monotonic() < deadline:
@@ -170,13 +189,18 @@ class Cluster:
             if check(shown):
                 return shown
             time.sleep(0.3)
-        raise AssertionError(f"{uuid_}: {shown.get('status')} {shown.get('task_state')} "
-                             f"{shown.get('host')} {shown.get('status_reason')}\n"
-                             f"{self.log('api')}")
+        raise AssertionError(
+            f"{uuid_}: {shown.get('status')} {shown.get('task_state')} "
+            f"{shown.get('host')} {shown.get('status_reason')}\n"
+            f"{self.log('api')}"
+        )
 
     def wait_running(self, uuid_: str, host: str, timeout: float = 90) -> dict[str, Any]:
-        return self.wait(uuid_, lambda c: c["status"] == "Running" and c["host"] == host
-                         and c["task_state"] is None, timeout)
+        return self.wait(
+            uuid_,
+            lambda c: c["status"] == "Running" and c["host"] == host and c["task_state"] is None,
+            timeout,
+        )
 
 
 def _timed(check: Callable[[], bool], timeout: float) -> float:
@@ -189,25 +213,34 @@ def _timed(check: Callable[[], bool], timeout: float) -> float:
 
 
 @pytest.fixture
-def cluster(tmp_path: Path, mariadb_url: Callable[[], str], rabbit_url: str,
-            docker_client: Any, busybox_image: str) -> Iterator[Cluster]:
+def cluster(
+    tmp_path: Path,
+    mariadb_url: Callable[[], str],
+    rabbit_url: str,
+    docker_client: Any,
+    busybox_image: str,
+) -> Iterator[Cluster]:
     nodes = Cluster(tmp_path, mariadb_url(), rabbit_url)
     try:
         yield nodes
     finally:
         nodes.stop()
         for host in (nodes.victim, nodes.survivor):
-            for container in docker_client.containers.list(ignore_removed=True,
-                    all=True, filters={"label": f"zun.host={host}"}):
+            for container in docker_client.containers.list(
+                ignore_removed=True, all=True, filters={"label": f"zun.host={host}"}
+            ):
                 container.remove(force=True)
 
 
 def _engine_uuids(docker_client: Any, host: str) -> set[str]:
     # Sparse: one list call, no inspect per container, which fails with a 404 when the
     # reaper removes a container between the two (the very thing the test waits for).
-    return {(c.attrs.get("Labels") or {}).get("zun.container.uuid")
-            for c in docker_client.containers.list(ignore_removed=True,
-                all=True, sparse=True, filters={"label": f"zun.host={host}"})}
+    return {
+        (c.attrs.get("Labels") or {}).get("zun.container.uuid")
+        for c in docker_client.containers.list(
+            ignore_removed=True, all=True, sparse=True, filters={"label": f"zun.host={host}"}
+        )
+    }
 
 
 def test_sigkill_of_an_agent(cluster: Cluster, docker_client: Any) -> None:
@@ -218,20 +251,20 @@ def test_sigkill_of_an_agent(cluster: Cluster, docker_client: Any) -> None:
     for uuid_ in (moved, deleted):
         cluster.wait_running(uuid_, victim)
     # Only the victim takes the next create, which it will never do.
-    status, _ = cluster.call("PUT", f"/v1/services/disable?host={survivor}"
-                             "&binary=zun-compute")
+    status, _ = cluster.call("PUT", f"/v1/services/disable?host={survivor}&binary=zun-compute")
     assert status == 200
 
     cluster.kill(victim)
     killed_at = time.monotonic()
     in_window = cluster.run()
     assert cluster.show(in_window)["host"] == victim
-    assert cluster.call("PUT", f"/v1/services/enable?host={survivor}&binary=zun-compute")[0] \
-        == 200
+    assert cluster.call("PUT", f"/v1/services/enable?host={survivor}&binary=zun-compute")[0] == 200
 
     took = _timed(lambda: cluster.service(victim)["state"] == "down", DETECT_WITHIN)
-    print(f"\nSIGKILLed agent seen down after {time.monotonic() - killed_at:.1f} s "
-          f"(polled {took:.1f} s)")
+    print(
+        f"\nSIGKILLed agent seen down after {time.monotonic() - killed_at:.1f} s "
+        f"(polled {took:.1f} s)"
+    )
     shown = cluster.show(moved)
     assert shown["status"] == "Unknown" and victim in shown["status_reason"]
 
@@ -239,8 +272,9 @@ def test_sigkill_of_an_agent(cluster: Cluster, docker_client: Any) -> None:
     cluster.wait_running(in_window, survivor, timeout=60)
     status, actions = cluster.call("GET", f"/v1/containers/{in_window}/container_actions")
     request_id = actions["containerActions"][0]["request_id"]
-    events = cluster.call("GET", f"/v1/containers/{in_window}/container_actions/"
-                                 f"{request_id}")[1]["events"]
+    events = cluster.call("GET", f"/v1/containers/{in_window}/container_actions/{request_id}")[1][
+        "events"
+    ]
     assert sorted(e["event"] for e in events).count("schedule_attempt") == 2
 
     # A forced delete needs no node; the other one moves by evacuation (1.41).
@@ -265,8 +299,9 @@ def test_sigkill_of_an_agent(cluster: Cluster, docker_client: Any) -> None:
     assert cluster.wait_running(moved, survivor)["status"] == "Running"
 
 
-def test_an_engine_that_stops_answering(cluster: Cluster, docker_client: Any,
-                                        tmp_path: Path) -> None:
+def test_an_engine_that_stops_answering(
+    cluster: Cluster, docker_client: Any, tmp_path: Path
+) -> None:
     relay = EngineRelay(tmp_path / "victim-docker.sock")
     relay.start()
     try:

@@ -39,13 +39,16 @@ def placement_conf(extra: str = "") -> str:
     """[keystone_auth] and [placement_client] of the local OpenStack, Placement on."""
     lines = []
     for section, values in openstack_env.zun_conf_sections(
-            "keystone_auth", "placement_client").items():
+        "keystone_auth", "placement_client"
+    ).items():
         lines.append(f"[{section}]")
         lines += [f"{key} = {value}" for key, value in values.items()]
-    return ("\n".join(lines) + "\n[scheduler]\nuse_placement = true\n"
-            f"[compute]\ncpu_allocation_ratio = {CPU_RATIO}\n"
-            f"ram_allocation_ratio = {RAM_RATIO}\nreserved_host_memory_mb = {RESERVED_MB}\n"
-            f"resource_provider_association_refresh = {REFRESH}\n" + extra)
+    return (
+        "\n".join(lines) + "\n[scheduler]\nuse_placement = true\n"
+        f"[compute]\ncpu_allocation_ratio = {CPU_RATIO}\n"
+        f"ram_allocation_ratio = {RAM_RATIO}\nreserved_host_memory_mb = {RESERVED_MB}\n"
+        f"resource_provider_association_refresh = {REFRESH}\n" + extra
+    )
 
 
 def make_server(base: Path, extra: str = "") -> ZunAll:
@@ -75,8 +78,12 @@ def placement(openstack_cloud: openstack_env.OpenStackCloud) -> Iterator[Placeme
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, docker_client: Any, busybox_image: str,
-           placement: Placement) -> Iterator[ZunAll]:
+def server(
+    tmp_path_factory: pytest.TempPathFactory,
+    docker_client: Any,
+    busybox_image: str,
+    placement: Placement,
+) -> Iterator[ZunAll]:
     zun_all = make_server(tmp_path_factory.mktemp("zun-all-placement")).start()
     try:
         yield zun_all
@@ -93,8 +100,7 @@ def provider(server: ZunAll, placement: Placement) -> dict[str, Any]:
 
 
 def create(server: ZunAll, body: dict[str, Any], run: bool = True) -> str:
-    status, created = http(server, "POST", "/v1/containers" + ("?run=true" if run else ""),
-                           body)
+    status, created = http(server, "POST", "/v1/containers" + ("?run=true" if run else ""), body)
     assert status == 202, created
     CONSUMERS.add(created["uuid"])
     return str(created["uuid"])
@@ -118,19 +124,28 @@ def delete(server: ZunAll, docker_client: Any, uuid_: str) -> None:
 def released(placement: Placement, uuid_: str) -> None:
     """The allocation goes right after the row (the node deletes it once its transaction
     has committed, so a client may see the 404 a moment earlier)."""
-    wait(lambda: placement.allocations(uuid_)["allocations"] == {},
-         f"the allocation of {uuid_} to be released", 15)
+    wait(
+        lambda: placement.allocations(uuid_)["allocations"] == {},
+        f"the allocation of {uuid_} to be released",
+        15,
+    )
 
 
 def sleeper(image: str, **extra: Any) -> dict[str, Any]:
-    return {"image": image, "image_pull_policy": "ifnotpresent",
-            "command": ["sleep", "3600"], **extra}
+    return {
+        "image": image,
+        "image_pull_policy": "ifnotpresent",
+        "command": ["sleep", "3600"],
+        **extra,
+    }
 
 
 # --- inventory ----------------------------------------------------------------------------------
 
+
 def test_inventory_reported_with_the_nodes_own_ratios_and_reserves(
-        server: ZunAll, provider: dict[str, Any], placement: Placement) -> None:
+    server: ZunAll, provider: dict[str, Any], placement: Placement
+) -> None:
     assert provider["name"] == server.host
     status, host = http(server, "GET", f"/v1/hosts/{server.host}")
     assert status == 200, host
@@ -150,16 +165,23 @@ def test_inventory_reported_with_the_nodes_own_ratios_and_reserves(
 
 # --- claim and release ----------------------------------------------------------------------------
 
+
 def test_create_claims_the_allocation_and_delete_releases_it(
-        server: ZunAll, provider: dict[str, Any], placement: Placement,
-        busybox_image: str, docker_client: Any) -> None:
+    server: ZunAll,
+    provider: dict[str, Any],
+    placement: Placement,
+    busybox_image: str,
+    docker_client: Any,
+) -> None:
     uuid_ = create(server, sleeper(busybox_image, cpu=0.5, memory=64))
     # The allocation is claimed by zun-api before the 202, with the container as consumer.
     allocation = placement.allocations(uuid_)
     assert allocation["allocations"] == {
-        provider["uuid"]: {"resources": {"VCPU": 1, "MEMORY_MB": 64},
-                           "generation": allocation["allocations"][provider["uuid"]][
-                               "generation"]}}
+        provider["uuid"]: {
+            "resources": {"VCPU": 1, "MEMORY_MB": 64},
+            "generation": allocation["allocations"][provider["uuid"]]["generation"],
+        }
+    }
     assert allocation["project_id"] == "default"
     assert allocation["consumer_type"] == "ZUN_CONTAINER"
     assert settled(server, uuid_)["status"] == "Running"
@@ -168,10 +190,16 @@ def test_create_claims_the_allocation_and_delete_releases_it(
 
 
 def test_failed_create_on_the_node_releases_the_allocation(
-        server: ZunAll, provider: dict[str, Any], placement: Placement,
-        docker_client: Any) -> None:
-    uuid_ = create(server, {"image": f"zun-test/absent-{uuid.uuid4().hex[:8]}:latest",
-                            "image_pull_policy": "never", "memory": 32})
+    server: ZunAll, provider: dict[str, Any], placement: Placement, docker_client: Any
+) -> None:
+    uuid_ = create(
+        server,
+        {
+            "image": f"zun-test/absent-{uuid.uuid4().hex[:8]}:latest",
+            "image_pull_policy": "never",
+            "memory": 32,
+        },
+    )
     shown = settled(server, uuid_)
     assert shown["status"] == "Error", shown
     released(placement, uuid_)
@@ -179,16 +207,28 @@ def test_failed_create_on_the_node_releases_the_allocation(
 
 
 def test_capsule_claims_the_sum_of_its_members_and_releases_it(
-        server: ZunAll, provider: dict[str, Any], placement: Placement,
-        busybox_image: str) -> None:
-    template = {"kind": "capsule", "metadata": {"name": f"plc-{uuid.uuid4().hex[:6]}"},
-                "spec": {"containers": [
-                    {"image": busybox_image, "command": ["sleep", "3600"],
-                     "imagePullPolicy": "IfNotPresent",
-                     "resources": {"requests": {"cpu": 0.1, "memory": 32}}},
-                    {"image": busybox_image, "command": ["sleep", "3600"],
-                     "imagePullPolicy": "IfNotPresent",
-                     "resources": {"requests": {"cpu": 0.2, "memory": 48}}}]}}
+    server: ZunAll, provider: dict[str, Any], placement: Placement, busybox_image: str
+) -> None:
+    template = {
+        "kind": "capsule",
+        "metadata": {"name": f"plc-{uuid.uuid4().hex[:6]}"},
+        "spec": {
+            "containers": [
+                {
+                    "image": busybox_image,
+                    "command": ["sleep", "3600"],
+                    "imagePullPolicy": "IfNotPresent",
+                    "resources": {"requests": {"cpu": 0.1, "memory": 32}},
+                },
+                {
+                    "image": busybox_image,
+                    "command": ["sleep", "3600"],
+                    "imagePullPolicy": "IfNotPresent",
+                    "resources": {"requests": {"cpu": 0.2, "memory": 48}},
+                },
+            ]
+        },
+    }
     status, body = http(server, "POST", "/v1/capsules", {"template": template})
     assert status == 202, body
     CONSUMERS.add(body["uuid"])
@@ -196,24 +236,35 @@ def test_capsule_claims_the_sum_of_its_members_and_releases_it(
     assert allocation[provider["uuid"]]["resources"] == {"VCPU": 1, "MEMORY_MB": 80}
 
     def capsule_settled() -> bool:
-        return http(server, "GET", f"/v1/capsules/{body['uuid']}")[1]["status"] \
-            not in ("Creating",)
+        return http(server, "GET", f"/v1/capsules/{body['uuid']}")[1]["status"] not in ("Creating",)
 
     wait(capsule_settled, "the capsule to settle", 120)
     status, deleted = http(server, "DELETE", f"/v1/capsules/{body['uuid']}")
     assert status == 204, deleted
-    wait(lambda: http(server, "GET", f"/v1/capsules/{body['uuid']}")[0] == 404,
-         "the capsule to go", 90)
+    wait(
+        lambda: http(server, "GET", f"/v1/capsules/{body['uuid']}")[0] == 404,
+        "the capsule to go",
+        90,
+    )
     released(placement, body["uuid"])
 
 
 def test_capsule_that_fails_on_the_node_releases_its_allocation(
-        server: ZunAll, provider: dict[str, Any], placement: Placement) -> None:
-    template = {"kind": "capsule", "metadata": {"name": f"plc-{uuid.uuid4().hex[:6]}"},
-                "spec": {"containers": [
-                    {"image": f"zun-test/absent-{uuid.uuid4().hex[:8]}:latest",
-                     "imagePullPolicy": "Never",
-                     "resources": {"requests": {"cpu": 0.1, "memory": 24}}}]}}
+    server: ZunAll, provider: dict[str, Any], placement: Placement
+) -> None:
+    template = {
+        "kind": "capsule",
+        "metadata": {"name": f"plc-{uuid.uuid4().hex[:6]}"},
+        "spec": {
+            "containers": [
+                {
+                    "image": f"zun-test/absent-{uuid.uuid4().hex[:8]}:latest",
+                    "imagePullPolicy": "Never",
+                    "resources": {"requests": {"cpu": 0.1, "memory": 24}},
+                }
+            ]
+        },
+    }
     status, body = http(server, "POST", "/v1/capsules", {"template": template})
     assert status == 202, body
     CONSUMERS.add(body["uuid"])
@@ -229,22 +280,33 @@ def test_capsule_that_fails_on_the_node_releases_its_allocation(
 
 # --- a node shared with Nova --------------------------------------------------------------------
 
+
 def test_a_nova_consumer_on_the_same_provider_is_never_double_booked(
-        server: ZunAll, provider: dict[str, Any], placement: Placement,
-        busybox_image: str, docker_client: Any) -> None:
+    server: ZunAll,
+    provider: dict[str, Any],
+    placement: Placement,
+    busybox_image: str,
+    docker_client: Any,
+) -> None:
     rp = provider["uuid"]
     inv = placement.get(f"/resource_providers/{rp}/inventories")["inventories"]["MEMORY_MB"]
     capacity = int((inv["total"] - inv["reserved"]) * inv["allocation_ratio"])
-    used = sum(a["resources"].get("MEMORY_MB", 0)
-               for a in placement.on_provider(rp).values())
+    used = sum(a["resources"].get("MEMORY_MB", 0) for a in placement.on_provider(rp).values())
     # "Nova" takes all the memory but 100 MiB, straight through the Placement API.
     nova = str(uuid.uuid4())
     CONSUMERS.add(nova)
     nova_mb = capacity - used - 100
-    status, body = placement.call("PUT", f"/allocations/{nova}", {
-        "allocations": {rp: {"resources": {"MEMORY_MB": nova_mb, "VCPU": 1}}},
-        "project_id": str(uuid.uuid4()), "user_id": str(uuid.uuid4()),
-        "consumer_generation": None, "consumer_type": "INSTANCE"})
+    status, body = placement.call(
+        "PUT",
+        f"/allocations/{nova}",
+        {
+            "allocations": {rp: {"resources": {"MEMORY_MB": nova_mb, "VCPU": 1}}},
+            "project_id": str(uuid.uuid4()),
+            "user_id": str(uuid.uuid4()),
+            "consumer_generation": None,
+            "consumer_type": "INSTANCE",
+        },
+    )
     assert status == 204, body
     try:
         # Zun's own bookkeeping knows nothing of Nova: only Placement can refuse this one.
@@ -255,14 +317,12 @@ def test_a_nova_consumer_on_the_same_provider_is_never_double_booked(
         assert placement.allocations(too_big)["allocations"] == {}  # never claimed
         fits = create(server, sleeper(busybox_image, memory=64))
         assert settled(server, fits)["status"] == "Running"
-        booked = sum(a["resources"].get("MEMORY_MB", 0)
-                     for a in placement.on_provider(rp).values())
+        booked = sum(a["resources"].get("MEMORY_MB", 0) for a in placement.on_provider(rp).values())
         assert booked <= capacity
         assert placement.on_provider(rp)[fits]["resources"]["MEMORY_MB"] == 64
         # The reconciliation leaves Nova's allocation alone.
         time.sleep(REFRESH * 2)
-        assert placement.allocations(nova)["allocations"][rp]["resources"]["MEMORY_MB"] \
-            == nova_mb
+        assert placement.allocations(nova)["allocations"][rp]["resources"]["MEMORY_MB"] == nova_mb
         delete(server, docker_client, fits)
         delete(server, docker_client, too_big)
     finally:
@@ -271,26 +331,40 @@ def test_a_nova_consumer_on_the_same_provider_is_never_double_booked(
 
 # --- resize -------------------------------------------------------------------------------------
 
+
 def test_resize_moves_the_allocation_with_the_limits_or_is_refused(
-        server: ZunAll, provider: dict[str, Any], placement: Placement,
-        busybox_image: str, docker_client: Any) -> None:
+    server: ZunAll,
+    provider: dict[str, Any],
+    placement: Placement,
+    busybox_image: str,
+    docker_client: Any,
+) -> None:
     rp = provider["uuid"]
     uuid_ = create(server, sleeper(busybox_image, memory=64))
     assert settled(server, uuid_)["status"] == "Running"
     status, body = http(server, "PATCH", f"/v1/containers/{uuid_}", {"memory": 96})
     assert status == 200, body
     assert placement.allocations(uuid_)["allocations"][rp]["resources"] == {
-        "VCPU": 1, "MEMORY_MB": 96}
+        "VCPU": 1,
+        "MEMORY_MB": 96,
+    }
     # Room only in Zun's own bookkeeping: a "Nova" consumer holds the rest in Placement.
     inv = placement.get(f"/resource_providers/{rp}/inventories")["inventories"]["MEMORY_MB"]
     capacity = int((inv["total"] - inv["reserved"]) * inv["allocation_ratio"])
     used = sum(a["resources"].get("MEMORY_MB", 0) for a in placement.on_provider(rp).values())
     nova = str(uuid.uuid4())
     CONSUMERS.add(nova)
-    status, body = placement.call("PUT", f"/allocations/{nova}", {
-        "allocations": {rp: {"resources": {"MEMORY_MB": capacity - used - 10}}},
-        "project_id": str(uuid.uuid4()), "user_id": str(uuid.uuid4()),
-        "consumer_generation": None, "consumer_type": "INSTANCE"})
+    status, body = placement.call(
+        "PUT",
+        f"/allocations/{nova}",
+        {
+            "allocations": {rp: {"resources": {"MEMORY_MB": capacity - used - 10}}},
+            "project_id": str(uuid.uuid4()),
+            "user_id": str(uuid.uuid4()),
+            "consumer_generation": None,
+            "consumer_type": "INSTANCE",
+        },
+    )
     assert status == 204, body
     try:
         status, body = http(server, "PATCH", f"/v1/containers/{uuid_}", {"memory": 128})
@@ -307,9 +381,14 @@ def test_resize_moves_the_allocation_with_the_limits_or_is_refused(
 
 # --- drift ----------------------------------------------------------------------------------------
 
+
 def test_reconciliation_heals_drift_both_ways(
-        server: ZunAll, provider: dict[str, Any], placement: Placement,
-        busybox_image: str, docker_client: Any) -> None:
+    server: ZunAll,
+    provider: dict[str, Any],
+    placement: Placement,
+    busybox_image: str,
+    docker_client: Any,
+) -> None:
     rp = provider["uuid"]
     uuid_ = create(server, sleeper(busybox_image, memory=48))
     assert settled(server, uuid_)["status"] == "Running"
@@ -319,26 +398,46 @@ def test_reconciliation_heals_drift_both_ways(
     # Leaked: an allocation of Zun's kind for a container that does not exist.
     ghost = str(uuid.uuid4())
     CONSUMERS.add(ghost)
-    status, body = placement.call("PUT", f"/allocations/{ghost}", {
-        "allocations": {rp: {"resources": {"MEMORY_MB": 16, "VCPU": 1}}},
-        "project_id": "default", "user_id": "default", "consumer_generation": None,
-        "consumer_type": "ZUN_CONTAINER"})
+    status, body = placement.call(
+        "PUT",
+        f"/allocations/{ghost}",
+        {
+            "allocations": {rp: {"resources": {"MEMORY_MB": 16, "VCPU": 1}}},
+            "project_id": "default",
+            "user_id": "default",
+            "consumer_generation": None,
+            "consumer_type": "ZUN_CONTAINER",
+        },
+    )
     assert status == 204, body
-    wait(lambda: placement.allocations(uuid_)["allocations"].get(rp),
-         "the running container's allocation to come back", REFRESH * 30)
+    wait(
+        lambda: placement.allocations(uuid_)["allocations"].get(rp),
+        "the running container's allocation to come back",
+        REFRESH * 30,
+    )
     assert placement.allocations(uuid_)["allocations"][rp]["resources"] == {
-        "VCPU": 1, "MEMORY_MB": 48}
-    wait(lambda: placement.allocations(ghost)["allocations"] == {},
-         "the leaked allocation to be deleted", REFRESH * 30)
+        "VCPU": 1,
+        "MEMORY_MB": 48,
+    }
+    wait(
+        lambda: placement.allocations(ghost)["allocations"] == {},
+        "the leaked allocation to be deleted",
+        REFRESH * 30,
+    )
     delete(server, docker_client, uuid_)
     released(placement, uuid_)
 
 
 # --- restart --------------------------------------------------------------------------------------
 
+
 def test_restarted_node_finds_its_provider_again(
-        server: ZunAll, provider: dict[str, Any], placement: Placement,
-        busybox_image: str, docker_client: Any) -> None:
+    server: ZunAll,
+    provider: dict[str, Any],
+    placement: Placement,
+    busybox_image: str,
+    docker_client: Any,
+) -> None:
     uuid_ = create(server, sleeper(busybox_image, memory=40))
     assert settled(server, uuid_)["status"] == "Running"
     server.stop()
@@ -347,27 +446,33 @@ def test_restarted_node_finds_its_provider_again(
     found = placement.providers_named(server.host)
     assert [p["uuid"] for p in found] == [provider["uuid"]]
     assert placement.allocations(uuid_)["allocations"][provider["uuid"]]["resources"] == {
-        "VCPU": 1, "MEMORY_MB": 40}
+        "VCPU": 1,
+        "MEMORY_MB": 40,
+    }
     delete(server, docker_client, uuid_)
 
 
 def test_a_provider_already_named_after_the_node_is_adopted(
-        tmp_path: Path, placement: Placement, docker_client: Any) -> None:
+    tmp_path: Path, placement: Placement, docker_client: Any
+) -> None:
     # As when the node's database row was lost, or Nova made the provider: same name,
     # another UUID. The node must use that provider, not make a second one.
     host = f"plc-{uuid.uuid4().hex[:10]}"
     existing = str(uuid.uuid4())
-    status, body = placement.call("POST", "/resource_providers",
-                                  {"name": host, "uuid": existing})
+    status, body = placement.call("POST", "/resource_providers", {"name": host, "uuid": existing})
     assert status == 200, body
     PROVIDERS.add(existing)
     zun_all = ZunAll(tmp_path, host=host)
     zun_all.config.write_text(zun_all.config.read_text() + placement_conf())
     zun_all.start()
     try:
-        wait(lambda: "VCPU" in placement.get(
-            f"/resource_providers/{existing}/inventories")["inventories"],
-            "the inventory on the existing provider")
+        wait(
+            lambda: (
+                "VCPU"
+                in placement.get(f"/resource_providers/{existing}/inventories")["inventories"]
+            ),
+            "the inventory on the existing provider",
+        )
         assert [p["uuid"] for p in placement.providers_named(host)] == [existing]
     finally:
         zun_all.stop()
@@ -375,22 +480,41 @@ def test_a_provider_already_named_after_the_node_is_adopted(
 
 
 def test_host_shared_with_nova_books_on_novas_provider_and_keeps_its_inventory(
-        tmp_path: Path, placement: Placement, docker_client: Any, busybox_image: str) -> None:
+    tmp_path: Path, placement: Placement, docker_client: Any, busybox_image: str
+) -> None:
     host = f"plc-{uuid.uuid4().hex[:10]}"
     nova_rp = str(uuid.uuid4())
     status, body = placement.call("POST", "/resource_providers", {"name": host, "uuid": nova_rp})
     assert status == 200, body
     PROVIDERS.add(nova_rp)
-    nova_inventory = {"VCPU": {"total": 8, "reserved": 0, "min_unit": 1, "max_unit": 8,
-                               "step_size": 1, "allocation_ratio": 16.0},
-                      "MEMORY_MB": {"total": 4096, "reserved": 512, "min_unit": 1,
-                                    "max_unit": 4096, "step_size": 1, "allocation_ratio": 1.5}}
-    status, body = placement.call("PUT", f"/resource_providers/{nova_rp}/inventories", {
-        "resource_provider_generation": 0, "inventories": nova_inventory})
+    nova_inventory = {
+        "VCPU": {
+            "total": 8,
+            "reserved": 0,
+            "min_unit": 1,
+            "max_unit": 8,
+            "step_size": 1,
+            "allocation_ratio": 16.0,
+        },
+        "MEMORY_MB": {
+            "total": 4096,
+            "reserved": 512,
+            "min_unit": 1,
+            "max_unit": 4096,
+            "step_size": 1,
+            "allocation_ratio": 1.5,
+        },
+    }
+    status, body = placement.call(
+        "PUT",
+        f"/resource_providers/{nova_rp}/inventories",
+        {"resource_provider_generation": 0, "inventories": nova_inventory},
+    )
     assert status == 200, body
     zun_all = ZunAll(tmp_path, host=host)
-    zun_all.config.write_text(zun_all.config.read_text()
-                              + placement_conf("host_shared_with_nova = true\n"))
+    zun_all.config.write_text(
+        zun_all.config.read_text() + placement_conf("host_shared_with_nova = true\n")
+    )
     zun_all.start()
     try:
         uuid_ = create(zun_all, sleeper(busybox_image, memory=32))
@@ -398,9 +522,10 @@ def test_host_shared_with_nova_books_on_novas_provider_and_keeps_its_inventory(
         assert settled(zun_all, uuid_)["status"] == "Running"
         time.sleep(REFRESH * 2)  # reports since: Nova's inventory is still Nova's
         inventories = placement.get(f"/resource_providers/{nova_rp}/inventories")
-        assert {rc: (inv["total"], inv["reserved"], inv["allocation_ratio"])
-                for rc, inv in inventories["inventories"].items()} == {
-            "VCPU": (8, 0, 16.0), "MEMORY_MB": (4096, 512, 1.5)}
+        assert {
+            rc: (inv["total"], inv["reserved"], inv["allocation_ratio"])
+            for rc, inv in inventories["inventories"].items()
+        } == {"VCPU": (8, 0, 16.0), "MEMORY_MB": (4096, 512, 1.5)}
         assert [p["uuid"] for p in placement.providers_named(host)] == [nova_rp]
         delete(zun_all, docker_client, uuid_)
         released(placement, uuid_)
@@ -410,7 +535,8 @@ def test_host_shared_with_nova_books_on_novas_provider_and_keeps_its_inventory(
 
 
 def test_evacuation_without_room_keeps_and_purge_releases_the_allocation(
-        tmp_path: Path, placement: Placement, docker_client: Any, busybox_image: str) -> None:
+    tmp_path: Path, placement: Placement, docker_client: Any, busybox_image: str
+) -> None:
     zun_all = make_server(tmp_path)
     zun_all.start()
     try:
@@ -418,8 +544,11 @@ def test_evacuation_without_room_keeps_and_purge_releases_the_allocation(
         PROVIDERS.add(rp)
         uuid_ = create(zun_all, sleeper(busybox_image, memory=20))
         assert settled(zun_all, uuid_)["status"] == "Running"
-        status, body = http(zun_all, "PUT", f"/v1/services/force_down?host={zun_all.host}"
-                                            "&binary=zun-compute&forced_down=true")
+        status, body = http(
+            zun_all,
+            "PUT",
+            f"/v1/services/force_down?host={zun_all.host}&binary=zun-compute&forced_down=true",
+        )
         assert status == 200, body
         admin = {"OpenStack-API-Version": "container 1.41"}
         # No other host: the container stays, and so does its allocation.
@@ -438,15 +567,18 @@ def test_evacuation_without_room_keeps_and_purge_releases_the_allocation(
 
 # --- Placement unreachable ------------------------------------------------------------------------
 
+
 def test_placement_unreachable_is_a_503_and_leaves_nothing(
-        tmp_path: Path, placement: Placement, docker_client: Any, busybox_image: str) -> None:
+    tmp_path: Path, placement: Placement, docker_client: Any, busybox_image: str
+) -> None:
     # Nothing listens on this port (the helper's range): every call is refused.
     dead = f"http://127.0.0.1:{free_port()}"
     zun_all = make_server(tmp_path, f"[placement_client]\nendpoint_override = {dead}\n")
     zun_all.start()
     try:
-        status, body = http(zun_all, "POST", "/v1/containers?run=true",
-                            sleeper(busybox_image, memory=32))
+        status, body = http(
+            zun_all, "POST", "/v1/containers?run=true", sleeper(busybox_image, memory=32)
+        )
         assert status == 503, body
         error = body["errors"][0]
         assert error["code"] == "container.placement-unavailable", error
@@ -454,9 +586,18 @@ def test_placement_unreachable_is_a_503_and_leaves_nothing(
         # The client never got a UUID: no row may stay (nor quota, nor claim).
         status, listed = http(zun_all, "GET", "/v1/containers")
         assert status == 200 and listed["containers"] == [], listed
-        status, body = http(zun_all, "POST", "/v1/capsules", {"template": {
-            "kind": "capsule", "metadata": {"name": "plc-down"},
-            "spec": {"containers": [{"image": busybox_image}]}}})
+        status, body = http(
+            zun_all,
+            "POST",
+            "/v1/capsules",
+            {
+                "template": {
+                    "kind": "capsule",
+                    "metadata": {"name": "plc-down"},
+                    "spec": {"containers": [{"image": busybox_image}]},
+                }
+            },
+        )
         assert status == 503, body
         assert body["errors"][0]["code"] == "container.placement-unavailable"
         status, listed = http(zun_all, "GET", "/v1/capsules")
@@ -471,11 +612,12 @@ def test_placement_unreachable_is_a_503_and_leaves_nothing(
 
 # --- nothing leaked -----------------------------------------------------------------------------
 
-def test_no_allocation_is_left_behind(server: ZunAll, provider: dict[str, Any],
-                                      placement: Placement) -> None:
+
+def test_no_allocation_is_left_behind(
+    server: ZunAll, provider: dict[str, Any], placement: Placement
+) -> None:
     """Last: every consumer the tests made, and the node's provider, hold nothing."""
-    leaked = {c: a for c in sorted(CONSUMERS)
-              if (a := placement.allocations(c)["allocations"])}
+    leaked = {c: a for c in sorted(CONSUMERS) if (a := placement.allocations(c)["allocations"])}
     assert leaked == {}, leaked
     assert placement.on_provider(provider["uuid"]) == {}
     assert len(CONSUMERS) >= 8

@@ -25,8 +25,13 @@ MEMBER = {"X-User-Id": f"user-{RUN}", "X-Project-Id": f"guard-{RUN}", "X-Roles":
 
 def _member_sleeper(zun_all: ZunAll, image: str) -> str:
     # A member may not choose a pull policy: the registry's image, pulled.
-    status, body = http(zun_all, "POST", "/v1/containers?run=true", {
-        "image": image, "command": ["sleep", "3600"], "cpu": 0.1, "memory": 32}, MEMBER)
+    status, body = http(
+        zun_all,
+        "POST",
+        "/v1/containers?run=true",
+        {"image": image, "command": ["sleep", "3600"], "cpu": 0.1, "memory": 32},
+        MEMBER,
+    )
     assert status == 202, body
     member = zun_all.client()
     member.http_client.session.session.headers.update(MEMBER)
@@ -35,7 +40,8 @@ def _member_sleeper(zun_all: ZunAll, image: str) -> str:
 
 
 def test_a_container_left_running_fails_the_guard_and_is_deleted(
-        zun_all: ZunAll, docker_client: Any, registry: dict[str, str]) -> None:
+    zun_all: ZunAll, docker_client: Any, registry: dict[str, str]
+) -> None:
     left = _member_sleeper(zun_all, registry["image"])
     # What test_commit_e2e and test_hardening_e2e used to send, unread, at teardown.
     status, body = http(zun_all, "DELETE", f"/v1/containers/{left}?force=true", headers=MEMBER)
@@ -53,7 +59,8 @@ def test_a_container_left_running_fails_the_guard_and_is_deleted(
 
 
 def test_delete_container_removes_a_members_container_as_its_projects_admin(
-        zun_all: ZunAll, docker_client: Any, registry: dict[str, str]) -> None:
+    zun_all: ZunAll, docker_client: Any, registry: dict[str, str]
+) -> None:
     uuid_ = _member_sleeper(zun_all, registry["image"])
     delete_container(zun_all, docker_client, uuid_, MEMBER)
     assert uuid_ not in engine_uuids(docker_client, zun_all.host)

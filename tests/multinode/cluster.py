@@ -47,12 +47,16 @@ BIN = Path(sys.executable).parent
 STATE_ROOT = Path("/var/lib/zun-multinode")
 RUN_ROOT = Path("/run")
 # The account of tests/conftest.py's mariadb_url (scripts/run-tests.sh may export another).
-MARIADB_URL = os.environ.get("ZUN_TEST_MARIADB_URL",
-                             "mysql+pymysql://root@127.0.0.1:3306").rstrip("/")
+MARIADB_URL = os.environ.get("ZUN_TEST_MARIADB_URL", "mysql+pymysql://root@127.0.0.1:3306").rstrip(
+    "/"
+)
 _MARIADB_PARSED = urllib.parse.urlsplit(MARIADB_URL)
-MARIADB = {"host": _MARIADB_PARSED.hostname, "port": _MARIADB_PARSED.port or 3306,
-           "user": urllib.parse.unquote(_MARIADB_PARSED.username or ""),
-           "password": urllib.parse.unquote(_MARIADB_PARSED.password or "")}
+MARIADB = {
+    "host": _MARIADB_PARSED.hostname,
+    "port": _MARIADB_PARSED.port or 3306,
+    "user": urllib.parse.unquote(_MARIADB_PARSED.username or ""),
+    "password": urllib.parse.unquote(_MARIADB_PARSED.password or ""),
+}
 RABBIT = "rabbit://guest:guest@127.0.0.1:5672"
 TEST_IMAGES = ("busybox:latest", "zun-test/busybox:latest")
 NODE_LABEL = "zun-test.node"
@@ -95,8 +99,10 @@ def render(conf: Conf) -> str:
 def _run(args: list[str], timeout: float = 60, check: bool = True) -> subprocess.CompletedProcess:
     result = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
     if check and result.returncode != 0:
-        raise SetupError(f"{' '.join(args)} failed ({result.returncode}): "
-                         f"{(result.stderr or result.stdout)[-2000:]}")
+        raise SetupError(
+            f"{' '.join(args)} failed ({result.returncode}): "
+            f"{(result.stderr or result.stdout)[-2000:]}"
+        )
     return result
 
 
@@ -175,7 +181,10 @@ class Process:
             self.log_offset = log.tell()
             self.proc = subprocess.Popen(
                 [str(BIN / self.binary), "--config-file", str(self.config)],
-                stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                start_new_session=True,
+            )
 
     @property
     def running(self) -> bool:
@@ -183,8 +192,9 @@ class Process:
 
     def check_alive(self) -> None:
         if self.proc is not None and self.proc.poll() is not None:
-            raise SetupError(f"{self.name} exited ({self.proc.returncode}): "
-                             f"{self.log.read_text()[-3000:]}")
+            raise SetupError(
+                f"{self.name} exited ({self.proc.returncode}): {self.log.read_text()[-3000:]}"
+            )
 
     def stop(self, timeout: float = 30) -> None:
         if not self.running:
@@ -237,16 +247,28 @@ class Node:
         self.data_root.mkdir(parents=True, exist_ok=True)
         self.engine_log.parent.mkdir(parents=True, exist_ok=True)
         log = self.engine_log.open("ab")
-        dockerd = ["dockerd", "--data-root", str(self.data_root),
-                   "--pidfile", str(self.pidfile),
-                   # An engine label zun-compute reports as a node label (for LabelFilter).
-                   "--label", f"{NODE_LABEL}=n{self.index}",
-                   "-H", self.api_url]
+        dockerd = [
+            "dockerd",
+            "--data-root",
+            str(self.data_root),
+            "--pidfile",
+            str(self.pidfile),
+            # An engine label zun-compute reports as a node label (for LabelFilter).
+            "--label",
+            f"{NODE_LABEL}=n{self.index}",
+            "-H",
+            self.api_url,
+        ]
         if self.network is not None:  # exec root /var/run/docker, for kuryr
             argv = self.network.engine_command(dockerd)
         else:
-            argv = ["nsenter", f"--net=/var/run/netns/{self.netns}", *dockerd,
-                    "--exec-root", str(self.run_dir / "exec")]
+            argv = [
+                "nsenter",
+                f"--net=/var/run/netns/{self.netns}",
+                *dockerd,
+                "--exec-root",
+                str(self.run_dir / "exec"),
+            ]
         self._dockerd = subprocess.Popen(argv, stdout=log, stderr=log, start_new_session=True)
         self.wait_engine(timeout)
 
@@ -254,13 +276,16 @@ class Node:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._dockerd is not None and self._dockerd.poll() is not None:
-                raise SetupError(f"dockerd of {self.netns} exited: "
-                                 f"{self.engine_log.read_text()[-3000:]}")
+                raise SetupError(
+                    f"dockerd of {self.netns} exited: {self.engine_log.read_text()[-3000:]}"
+                )
             if self.engine_answers():
                 return
             time.sleep(0.2)
-        raise SetupError(f"dockerd of {self.netns} did not answer within {timeout}s: "
-                         f"{self.engine_log.read_text()[-3000:]}")
+        raise SetupError(
+            f"dockerd of {self.netns} did not answer within {timeout}s: "
+            f"{self.engine_log.read_text()[-3000:]}"
+        )
 
     def engine_answers(self) -> bool:
         try:
@@ -337,10 +362,14 @@ class Node:
     # -- the agent -------------------------------------------------------------------------
 
     def agent_conf(self) -> Conf:
-        return merge(self.cluster.common_conf(), {
-            "DEFAULT": {"host": self.name, "state_path": str(self.state_path)},
-            "docker": {"api_url": self.api_url},
-        }, self.overrides)
+        return merge(
+            self.cluster.common_conf(),
+            {
+                "DEFAULT": {"host": self.name, "state_path": str(self.state_path)},
+                "docker": {"api_url": self.api_url},
+            },
+            self.overrides,
+        )
 
     def start_agent(self, overrides: Conf | None = None) -> None:
         if overrides is not None:
@@ -374,8 +403,7 @@ class Node:
 class Cluster:
     """zun-api and N nodes on a database and a RabbitMQ vhost of their own."""
 
-    def __init__(self, nodes: int = 2, tag: str | None = None,
-                 openstack: Any = None) -> None:
+    def __init__(self, nodes: int = 2, tag: str | None = None, openstack: Any = None) -> None:
         """``openstack``: an ``openstack_env.OpenStackCloud`` to give the nodes Neutron
         networking (multinode.neutron); without it the nodes have Docker's bridges only."""
         self.tag = tag or uuid.uuid4().hex[:8]
@@ -400,11 +428,9 @@ class Cluster:
 
     def common_conf(self) -> Conf:
         conf: Conf = {
-            "DEFAULT": {"transport_url": self.transport_url, "my_ip": "127.0.0.1",
-                        "debug": True},
+            "DEFAULT": {"transport_url": self.transport_url, "my_ip": "127.0.0.1", "debug": True},
             "database": {"connection": self.db_url},
-            "api": {"auth_strategy": "noauth", "host_ip": "127.0.0.1",
-                    "port": self.api_port},
+            "api": {"auth_strategy": "noauth", "host_ip": "127.0.0.1", "port": self.api_port},
             "network": {"driver": "docker"},
         }
         if self.fabric is not None:
@@ -415,26 +441,36 @@ class Cluster:
         return conf
 
     def api_conf(self) -> Conf:
-        return merge(self.common_conf(), {"DEFAULT": {"host": f"mn-{self.tag}-api"}},
-                     self.api_overrides)
+        return merge(
+            self.common_conf(), {"DEFAULT": {"host": f"mn-{self.tag}-api"}}, self.api_overrides
+        )
 
     # -- lifecycle -------------------------------------------------------------------------
 
     def _record(self) -> None:
         self.state.mkdir(parents=True, exist_ok=True)
-        (self.state / "owner.json").write_text(json.dumps({
-            "pid": os.getpid(), "db": self.db_name, "vhost": self.vhost,
-            "netns": [n.netns for n in self.nodes]
-            + ([self.fabric.netns] if self.fabric is not None else []),
-            "neutron_hosts": self.fabric.hosts if self.fabric is not None else []}))
+        (self.state / "owner.json").write_text(
+            json.dumps(
+                {
+                    "pid": os.getpid(),
+                    "db": self.db_name,
+                    "vhost": self.vhost,
+                    "netns": [n.netns for n in self.nodes]
+                    + ([self.fabric.netns] if self.fabric is not None else []),
+                    "neutron_hosts": self.fabric.hosts if self.fabric is not None else [],
+                }
+            )
+        )
 
     def start(self, timeout: float = 120) -> Cluster:
         check_requirements()
         self._record()
         self._create_database()
         self._create_vhost()
-        _run([str(BIN / "zun-db-manage"), "--config-file", str(self._db_conf()), "upgrade"],
-             timeout=180)
+        _run(
+            [str(BIN / "zun-db-manage"), "--config-file", str(self._db_conf()), "upgrade"],
+            timeout=180,
+        )
         import docker
 
         source = docker.from_env(timeout=120)
@@ -471,16 +507,19 @@ class Cluster:
                 with urllib.request.urlopen(self.url + "/", timeout=2):
                     pass
                 listed = {h.hostname for h in self.client().hosts.list()}
-                pending = [n.name for n in starting
-                           if not n.agent.logged_since_start(AGENT_READY + n.name)]
+                pending = [
+                    n.name for n in starting if not n.agent.logged_since_start(AGENT_READY + n.name)
+                ]
                 if wanted <= listed and not pending:
                     return
                 last = (listed, pending)
             except Exception as exc:  # not up yet; the last reason goes into the error
                 last = exc
             time.sleep(0.3)
-        raise SetupError(f"the cluster was not ready within {timeout}s ({last!r}); api log: "
-                         f"{self.api.log.read_text()[-2000:]}")
+        raise SetupError(
+            f"the cluster was not ready within {timeout}s ({last!r}); api log: "
+            f"{self.api.log.read_text()[-2000:]}"
+        )
 
     def restart_api(self, overrides: Conf | None = None) -> None:
         self.close_clients()
@@ -505,22 +544,24 @@ class Cluster:
         else:
             self.wait_ready()
 
-    def client(self, version: str = "1.40", project: str | None = None,
-               session: Any = None) -> Any:
+    def client(self, version: str = "1.40", project: str | None = None, session: Any = None) -> Any:
         """A zunclient; with Neutron (Keystone auth), on ``session`` or the admin's."""
         from zunclient import client
 
         if self.fabric is not None:
-            zun = client.Client(version, session=session or self.fabric.cloud.session(),
-                                endpoint_override=self.url + "/v1")
+            zun = client.Client(
+                version,
+                session=session or self.fabric.cloud.session(),
+                endpoint_override=self.url + "/v1",
+            )
         else:
-            zun = client.Client(version, endpoint_override=self.url + "/v1",
-                                auth_token="notused")
+            zun = client.Client(version, endpoint_override=self.url + "/v1", auth_token="notused")
         self._clients.append(zun)
         return zun
 
-    def delete_containers(self, zun: Any, uuids: Sequence[str], timeout: float = 90,
-                          stop: bool = False) -> None:
+    def delete_containers(
+        self, zun: Any, uuids: Sequence[str], timeout: float = 90, stop: bool = False
+    ) -> None:
         """Force-delete the containers with ``zun`` (an admin's client: a member's forced
         delete is a 403; only a 404, gone already, is not raised) and wait until the API
         lists none of them and no node's engine has a container of one: a delete is a cast.
@@ -540,8 +581,10 @@ class Cluster:
             if not listed and not engines:
                 return
             if time.monotonic() > deadline:
-                raise AssertionError(f"containers not deleted within {timeout} s: listed "
-                                     f"{sorted(listed)}, on the engines {engines}")
+                raise AssertionError(
+                    f"containers not deleted within {timeout} s: listed "
+                    f"{sorted(listed)}, on the engines {engines}"
+                )
             time.sleep(0.5)
 
     def _engine_containers(self, uuids: set[str]) -> list[str]:
@@ -552,9 +595,11 @@ class Cluster:
                 continue
             client = node.engine()
             try:
-                found += [f"{node.name}: {c.name}"
-                          for c in client.containers.list(ignore_removed=True, all=True)
-                          if c.labels.get("zun.container.uuid") in uuids]
+                found += [
+                    f"{node.name}: {c.name}"
+                    for c in client.containers.list(ignore_removed=True, all=True)
+                    if c.labels.get("zun.container.uuid") in uuids
+                ]
             finally:
                 client.close()
         return found
@@ -620,8 +665,7 @@ class Cluster:
 
     def _create_vhost(self) -> None:
         _run(["rabbitmqctl", "-q", "add_vhost", self.vhost])
-        _run(["rabbitmqctl", "-q", "set_permissions", "-p", self.vhost, "guest",
-              ".*", ".*", ".*"])
+        _run(["rabbitmqctl", "-q", "set_permissions", "-p", self.vhost, "guest", ".*", ".*", ".*"])
 
     def _drop_vhost(self) -> None:
         drop_vhost(self.vhost)

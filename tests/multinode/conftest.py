@@ -64,8 +64,9 @@ def multinode_cluster(docker_client: Any, busybox_image: str, rabbit_url: str) -
 
 
 @pytest.fixture(scope="session")
-def neutron_cluster(docker_client: Any, busybox_image: str, rabbit_url: str,
-                    openstack_cloud: Any) -> Iterator[Cluster]:
+def neutron_cluster(
+    docker_client: Any, busybox_image: str, rabbit_url: str, openstack_cloud: Any
+) -> Iterator[Cluster]:
     sweep_stale()
     nodes = Cluster(nodes=2, openstack=openstack_cloud)
     try:

@@ -71,10 +71,25 @@ KURYR_HOOK = REPO / "scripts" / "openstack" / "kuryr-bindir" / "ovs"
 OVS_SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
 KURYR_PORT = 23750  # kuryr's default, inside each node's namespace
 NEUTRON_PORT = int(os.environ.get("ZUN_OS_NEUTRON_PORT", "9696"))
-PRIVSEP_SECTIONS = ("privsep", "privsep_ovs_vsctl", "privsep_namespace", "privsep_conntrack",
-                    "privsep_link", "privsep_dhcp_release", "privsep_sysctl")
-TOOLS = ("ovsdb-tool", "ovsdb-server", "ovs-vswitchd", "ovs-vsctl", "ovs-appctl", "ethtool",
-         "unshare", "hostname")
+PRIVSEP_SECTIONS = (
+    "privsep",
+    "privsep_ovs_vsctl",
+    "privsep_namespace",
+    "privsep_conntrack",
+    "privsep_link",
+    "privsep_dhcp_release",
+    "privsep_sysctl",
+)
+TOOLS = (
+    "ovsdb-tool",
+    "ovsdb-server",
+    "ovs-vswitchd",
+    "ovs-vsctl",
+    "ovs-appctl",
+    "ethtool",
+    "unshare",
+    "hostname",
+)
 OVS_AGENT = "Open vSwitch agent"
 # A port on br-int that the OVS agent counts as a VIF but Neutron does not know, so that the
 # agent's one-time stale-flow cleanup does not wait for the first workload port (see
@@ -88,15 +103,23 @@ def check_requirements() -> None:
 
     for tool in TOOLS:
         if shutil.which(tool) is None:
-            raise SetupError(f"the Neutron multi-node environment needs '{tool}' on PATH "
-                             "(Debian: openvswitch-switch, ethtool)")
-    for path, what in ((OVS_SCHEMA, "Open vSwitch's schema"),
-                       (NEUTRON_VENV / "bin" / "neutron-openvswitch-agent",
-                        "the local OpenStack's venv (scripts/openstack-services.sh start)"),
-                       (NEUTRON_CONF, "the local OpenStack's neutron.conf"),
-                       (KURYR_VENV / "bin" / "kuryr-server",
-                        "kuryr-libnetwork's venv (scripts/openstack-services.sh start)"),
-                       (KURYR_HOOK, "kuryr's binding hook in this checkout")):
+            raise SetupError(
+                f"the Neutron multi-node environment needs '{tool}' on PATH "
+                "(Debian: openvswitch-switch, ethtool)"
+            )
+    for path, what in (
+        (OVS_SCHEMA, "Open vSwitch's schema"),
+        (
+            NEUTRON_VENV / "bin" / "neutron-openvswitch-agent",
+            "the local OpenStack's venv (scripts/openstack-services.sh start)",
+        ),
+        (NEUTRON_CONF, "the local OpenStack's neutron.conf"),
+        (
+            KURYR_VENV / "bin" / "kuryr-server",
+            "kuryr-libnetwork's venv (scripts/openstack-services.sh start)",
+        ),
+        (KURYR_HOOK, "kuryr's binding hook in this checkout"),
+    ):
         if not path.exists():
             raise SetupError(f"the Neutron multi-node environment needs {what}: {path}")
 
@@ -154,8 +177,12 @@ class NodeNetwork:
 
     @property
     def env(self) -> dict[str, str]:
-        return {**os.environ, "OVS_RUNDIR": str(self.rundir), "OVS_DBDIR": str(self.base),
-                "OVS_LOGDIR": str(self.base)}
+        return {
+            **os.environ,
+            "OVS_RUNDIR": str(self.rundir),
+            "OVS_DBDIR": str(self.base),
+            "OVS_LOGDIR": str(self.base),
+        }
 
     def run(self, *args: str, check: bool = True, netns: bool = False) -> Any:
         from multinode.cluster import SetupError
@@ -163,8 +190,10 @@ class NodeNetwork:
         argv = in_netns(self.netns, *args) if netns else list(args)
         result = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=self.env)
         if check and result.returncode != 0:
-            raise SetupError(f"{' '.join(argv)} failed ({result.returncode}): "
-                             f"{(result.stderr or result.stdout)[-2000:]}")
+            raise SetupError(
+                f"{' '.join(argv)} failed ({result.returncode}): "
+                f"{(result.stderr or result.stdout)[-2000:]}"
+            )
         return result
 
     def vsctl(self, *args: str) -> Any:
@@ -180,27 +209,73 @@ class NodeNetwork:
             self.run("ovsdb-tool", "create", str(db), str(OVS_SCHEMA))
         # Both daemons in the node's namespace: the agent reaches ovsdb on tcp:127.0.0.1:6640
         # there, and the netdev datapath opens br-int's ports (kuryr's veths) there.
-        self.run("ovsdb-server", str(db), f"--remote=punix:{self.rundir}/db.sock",
-                 "--remote=db:Open_vSwitch,Open_vSwitch,manager_options", "--pidfile",
-                 "--detach", "--no-chdir", f"--log-file={self.base}/ovsdb-server.log",
-                 netns=True)
+        self.run(
+            "ovsdb-server",
+            str(db),
+            f"--remote=punix:{self.rundir}/db.sock",
+            "--remote=db:Open_vSwitch,Open_vSwitch,manager_options",
+            "--pidfile",
+            "--detach",
+            "--no-chdir",
+            f"--log-file={self.base}/ovsdb-server.log",
+            netns=True,
+        )
         self.vsctl("--no-wait", "init")
-        self.vsctl("--no-wait", "set", "Open_vSwitch", ".",
-                   f"external_ids:hostname={self.host}", f"external_ids:system-id={self.host}")
-        self.run("ovs-vswitchd", f"unix:{self.rundir}/db.sock", "--pidfile", "--detach",
-                 "--no-chdir", f"--log-file={self.base}/ovs-vswitchd.log", netns=True)
+        self.vsctl(
+            "--no-wait",
+            "set",
+            "Open_vSwitch",
+            ".",
+            f"external_ids:hostname={self.host}",
+            f"external_ids:system-id={self.host}",
+        )
+        self.run(
+            "ovs-vswitchd",
+            f"unix:{self.rundir}/db.sock",
+            "--pidfile",
+            "--detach",
+            "--no-chdir",
+            f"--log-file={self.base}/ovs-vswitchd.log",
+            netns=True,
+        )
 
     def plug_underlay(self) -> None:
         fabric = self.fabric
         peer = f"n{self.node.index}"
-        self.run("ip", "-n", fabric.netns, "link", "add", peer, "type", "veth",
-                 "peer", "name", "ul0", "netns", self.netns)
+        self.run(
+            "ip",
+            "-n",
+            fabric.netns,
+            "link",
+            "add",
+            peer,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "ul0",
+            "netns",
+            self.netns,
+        )
         self.run("ip", "-n", fabric.netns, "link", "set", peer, "master", "ulbr", "up")
         self.run("ethtool", "-K", "ul0", "tx", "off", netns=True)
         self.run("ip", "netns", "exec", fabric.netns, "ethtool", "-K", peer, "tx", "off")
-        self.vsctl("--may-exist", "add-br", "br-ul", "--", "set", "bridge", "br-ul",
-                   "datapath_type=netdev", f"other_config:hwaddr={self.mac}",
-                   "--", "--may-exist", "add-port", "br-ul", "ul0")
+        self.vsctl(
+            "--may-exist",
+            "add-br",
+            "br-ul",
+            "--",
+            "set",
+            "bridge",
+            "br-ul",
+            "datapath_type=netdev",
+            f"other_config:hwaddr={self.mac}",
+            "--",
+            "--may-exist",
+            "add-port",
+            "br-ul",
+            "ul0",
+        )
         self.run("ip", "-n", self.netns, "link", "set", "ul0", "up")
         self.run("ip", "-n", self.netns, "addr", "replace", f"{self.ip}/24", "dev", "br-ul")
         self.run("ip", "-n", self.netns, "link", "set", "br-ul", "up")
@@ -217,8 +292,16 @@ class NodeNetwork:
         """The remote addresses of the VXLAN ports the agent made on br-tun."""
         import json
 
-        result = self.run("ovs-vsctl", "--timeout=10", "--format=json", "--columns=options",
-                          "find", "Interface", "type=vxlan", check=False)
+        result = self.run(
+            "ovs-vsctl",
+            "--timeout=10",
+            "--format=json",
+            "--columns=options",
+            "find",
+            "Interface",
+            "type=vxlan",
+            check=False,
+        )
         if result.returncode != 0:
             return set()
         peers = set()
@@ -255,14 +338,29 @@ class NodeNetwork:
         import uuid
 
         self.probe_id = str(uuid.uuid4())
-        self.vsctl("--may-exist", "add-br", "br-int", "--", "set", "bridge", "br-int",
-                   "datapath_type=netdev",
-                   "--", "--may-exist", "add-port", "br-int", PROBE_PORT,
-                   "--", "set", "Interface", PROBE_PORT, "type=internal",
-                   f"external_ids:iface-id={self.probe_id}",
-                   f"external_ids:attached-mac=02:fe:{self.fabric.octet:02x}:ff:ff:"
-                   f"{self.node.index:02x}",
-                   "external_ids:iface-status=active")
+        self.vsctl(
+            "--may-exist",
+            "add-br",
+            "br-int",
+            "--",
+            "set",
+            "bridge",
+            "br-int",
+            "datapath_type=netdev",
+            "--",
+            "--may-exist",
+            "add-port",
+            "br-int",
+            PROBE_PORT,
+            "--",
+            "set",
+            "Interface",
+            PROBE_PORT,
+            "type=internal",
+            f"external_ids:iface-id={self.probe_id}",
+            f"external_ids:attached-mac=02:fe:{self.fabric.octet:02x}:ff:ff:{self.node.index:02x}",
+            "external_ids:iface-status=active",
+        )
 
     def stale_flows_cleaned(self) -> bool:
         """Whether the agent's one-time stale-flow cleanup has run; if not, touch the probe's
@@ -270,8 +368,7 @@ class NodeNetwork:
         cleanup runs at its end."""
         if CLEANUP_DONE in (self.base / "ovs-agent.log").read_text(errors="replace"):
             return True
-        self.vsctl("set", "Interface", PROBE_PORT,
-                   f"external_ids:zmn-nudge={time.monotonic_ns()}")
+        self.vsctl("set", "Interface", PROBE_PORT, f"external_ids:zmn-nudge={time.monotonic_ns()}")
         return False
 
     def filtered_before_cleanup(self) -> list[str]:
@@ -284,31 +381,45 @@ class NodeNetwork:
                 break
             if "Preparing filters for devices" in line:
                 named = line.split("Preparing filters for devices", 1)[1]
-                ports += [p for p in named.strip(" {}").replace("'", "").split(", ")
-                          if p and p != self.probe_id]
+                ports += [
+                    p
+                    for p in named.strip(" {}").replace("'", "").split(", ")
+                    if p and p != self.probe_id
+                ]
         return ports
 
     def cleaned_cookies(self) -> set[str]:
         """The cookies of the flows the agent's stale-flow cleanup deleted (from its log)."""
         marker = "Deleting flow with cookie "
         text = (self.base / "ovs-agent.log").read_text(errors="replace")
-        return {line.split(marker, 1)[1].split()[0]
-                for line in text.splitlines() if marker in line}
+        return {line.split(marker, 1)[1].split()[0] for line in text.splitlines() if marker in line}
 
     # -- the OVS agent ---------------------------------------------------------------------
 
     def agent_conf(self) -> Path:
         conf = self.base / "openvswitch_agent.ini"
-        helper = (f"{NEUTRON_VENV}/bin/privsep-helper --config-file {NEUTRON_CONF} "
-                  f"--config-file {conf}")
+        helper = (
+            f"{NEUTRON_VENV}/bin/privsep-helper --config-file {NEUTRON_CONF} --config-file {conf}"
+        )
         lines = [
-            "[DEFAULT]", f"host = {self.host}", f"state_path = {self.base}/state",
-            "[oslo_concurrency]", f"lock_path = {self.base}/locks",
-            "[ovs]", "datapath_type = netdev", "integration_bridge = br-int",
-            "tunnel_bridge = br-tun", f"local_ip = {self.ip}",
-            "ovsdb_connection = tcp:127.0.0.1:6640", "of_listen_address = 127.0.0.1",
-            "[agent]", "tunnel_types = vxlan", "root_helper =",
-            "[securitygroup]", "firewall_driver = openvswitch", "enable_security_group = true",
+            "[DEFAULT]",
+            f"host = {self.host}",
+            f"state_path = {self.base}/state",
+            "[oslo_concurrency]",
+            f"lock_path = {self.base}/locks",
+            "[ovs]",
+            "datapath_type = netdev",
+            "integration_bridge = br-int",
+            "tunnel_bridge = br-tun",
+            f"local_ip = {self.ip}",
+            "ovsdb_connection = tcp:127.0.0.1:6640",
+            "of_listen_address = 127.0.0.1",
+            "[agent]",
+            "tunnel_types = vxlan",
+            "root_helper =",
+            "[securitygroup]",
+            "firewall_driver = openvswitch",
+            "enable_security_group = true",
         ]
         for section in PRIVSEP_SECTIONS:  # no sudo: privsep runs the venv's helper directly
             lines += [f"[{section}]", f"helper_command = {helper}"]
@@ -321,9 +432,19 @@ class NodeNetwork:
         conf = self.agent_conf()
         log = (self.base / "ovs-agent.log").open("ab")
         proc = subprocess.Popen(
-            in_netns(self.netns, str(NEUTRON_VENV / "bin" / "neutron-openvswitch-agent"),
-                     "--config-file", str(NEUTRON_CONF), "--config-file", str(conf)),
-            stdout=log, stderr=log, start_new_session=True, env=self.env)
+            in_netns(
+                self.netns,
+                str(NEUTRON_VENV / "bin" / "neutron-openvswitch-agent"),
+                "--config-file",
+                str(NEUTRON_CONF),
+                "--config-file",
+                str(conf),
+            ),
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            env=self.env,
+        )
         self.agent_pidfile.write_text(str(proc.pid))
 
     def stop_agent(self) -> None:
@@ -342,35 +463,64 @@ class NodeNetwork:
         shutil.copy(KURYR_HOOK, bindir / "ovs")
         (bindir / "ovs").chmod(0o755)
         conf = self.base / "kuryr.conf"
-        conf.write_text("\n".join([
-            "[DEFAULT]", f"bindir = {bindir}", f"kuryr_uri = http://127.0.0.1:{KURYR_PORT}",
-            "capability_scope = local", "process_external_connectivity = false",
-            f"log_file = {self.base}/kuryr.log", "debug = true",
-            # The local OpenStack's `kuryr` service user (admin in the service project), as
-            # the machine's own kuryr of scripts/openstack-services.sh.
-            "[neutron]", f"auth_url = {env['OS_AUTH_URL']}", "auth_type = password",
-            "username = kuryr", f"password = {env['ZUN_OS_SERVICE_PASSWORD']}",
-            "project_name = service", "user_domain_name = Default",
-            "project_domain_name = Default", "region_name = RegionOne",
-            "endpoint_type = public",
-            # Docker's endpoint creation waits until the agent wired the port (ACTIVE), so a
-            # container starts with a working network.
-            "vif_plugging_is_fatal = true", "vif_plugging_timeout = 60",
-        ]) + "\n")
+        conf.write_text(
+            "\n".join(
+                [
+                    "[DEFAULT]",
+                    f"bindir = {bindir}",
+                    f"kuryr_uri = http://127.0.0.1:{KURYR_PORT}",
+                    "capability_scope = local",
+                    "process_external_connectivity = false",
+                    f"log_file = {self.base}/kuryr.log",
+                    "debug = true",
+                    # The local OpenStack's `kuryr` service user (admin in the service project), as
+                    # the machine's own kuryr of scripts/openstack-services.sh.
+                    "[neutron]",
+                    f"auth_url = {env['OS_AUTH_URL']}",
+                    "auth_type = password",
+                    "username = kuryr",
+                    f"password = {env['ZUN_OS_SERVICE_PASSWORD']}",
+                    "project_name = service",
+                    "user_domain_name = Default",
+                    "project_domain_name = Default",
+                    "region_name = RegionOne",
+                    "endpoint_type = public",
+                    # Docker's endpoint creation waits until the agent wired the port (ACTIVE), so a
+                    # container starts with a working network.
+                    "vif_plugging_is_fatal = true",
+                    "vif_plugging_timeout = 60",
+                ]
+            )
+            + "\n"
+        )
         return conf
 
     def start_kuryr(self) -> None:
         conf = self.kuryr_conf()
         log = (self.base / "kuryr.out").open("ab")
         proc = subprocess.Popen(
-            in_netns(self.netns, "unshare", "--uts", "sh", "-c",
-                     'hostname "$1" && exec "$2" --config-file "$3"', "sh", self.host,
-                     str(KURYR_VENV / "bin" / "kuryr-server"), str(conf)),
-            stdout=log, stderr=log, start_new_session=True, env=self.env)
+            in_netns(
+                self.netns,
+                "unshare",
+                "--uts",
+                "sh",
+                "-c",
+                'hostname "$1" && exec "$2" --config-file "$3"',
+                "sh",
+                self.host,
+                str(KURYR_VENV / "bin" / "kuryr-server"),
+                str(conf),
+            ),
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            env=self.env,
+        )
         self.kuryr_pidfile.write_text(str(proc.pid))
         self.etc_docker.joinpath("plugins").mkdir(parents=True, exist_ok=True)
         self.etc_docker.joinpath("plugins", "kuryr.spec").write_text(
-            f"http://127.0.0.1:{KURYR_PORT}\n")
+            f"http://127.0.0.1:{KURYR_PORT}\n"
+        )
 
     def kuryr_answers(self) -> bool:
         return nsrelay.answers_in(netns_path(self.netns), KURYR_PORT)
@@ -390,9 +540,10 @@ class NodeNetwork:
     def check_alive(self) -> None:
         from multinode.cluster import SetupError, _pid_alive
 
-        for name, pidfile, log in (("neutron-openvswitch-agent", self.agent_pidfile,
-                                    "ovs-agent.log"),
-                                   ("kuryr-server", self.kuryr_pidfile, "kuryr.out")):
+        for name, pidfile, log in (
+            ("neutron-openvswitch-agent", self.agent_pidfile, "ovs-agent.log"),
+            ("kuryr-server", self.kuryr_pidfile, "kuryr.out"),
+        ):
             pid = _read_pid(pidfile)
             if pid is not None and not _pid_alive(pid):
                 text = (self.base / log).read_text(errors="replace")[-3000:]
@@ -409,13 +560,28 @@ class NodeNetwork:
         # The copies of other namespaces' nsfs mounts (the machine's containers under
         # /run/docker/netns, `ip netns` under /run/netns) are dropped in the private mount
         # namespace, or they would keep those namespaces alive until this dockerd exits.
-        script = ("for m in $(awk '$3 == \"nsfs\" {print $2}' /proc/self/mounts); do "
-                  "umount -l \"$m\" 2>/dev/null || true; done; "
-                  'mount --bind "$1" /run/docker && mount --bind "$2" /etc/docker '
-                  '&& shift 2 && exec "$@"')
-        return in_netns(self.netns, "unshare", "--mount", "--propagation", "private",
-                        "sh", "-c", script, "sh", str(self.exec_root), str(self.etc_docker),
-                        *dockerd_args, "--exec-root", "/var/run/docker")
+        script = (
+            "for m in $(awk '$3 == \"nsfs\" {print $2}' /proc/self/mounts); do "
+            'umount -l "$m" 2>/dev/null || true; done; '
+            'mount --bind "$1" /run/docker && mount --bind "$2" /etc/docker '
+            '&& shift 2 && exec "$@"'
+        )
+        return in_netns(
+            self.netns,
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            script,
+            "sh",
+            str(self.exec_root),
+            str(self.etc_docker),
+            *dockerd_args,
+            "--exec-root",
+            "/var/run/docker",
+        )
 
     def stop(self) -> None:
         errors = []
@@ -519,8 +685,10 @@ class Fabric:
         deadline = time.monotonic() + 20
         while not ready.exists():
             if self._relay.poll() is not None or time.monotonic() > deadline:
-                raise SetupError("the relay into the node namespaces did not start: "
-                                 f"{(self.base / 'relay.log').read_text()[-2000:]}")
+                raise SetupError(
+                    "the relay into the node namespaces did not start: "
+                    f"{(self.base / 'relay.log').read_text()[-2000:]}"
+                )
             time.sleep(0.1)
 
     def agents(self) -> list[dict[str, Any]]:
@@ -544,10 +712,14 @@ class Fabric:
                 # Ready: alive in Neutron's view, kuryr answering, a VXLAN port towards
                 # every other node (the agents learn each other through Neutron's fanout),
                 # and the agent's stale-flow cleanup done (plant_cleanup_probe says why).
-                waiting = [n.host for n in self.nodes
-                           if n.host not in alive or not n.kuryr_answers()
-                           or not {p.ip for p in self.nodes if p is not n} <= n.tunnel_peers()
-                           or not n.stale_flows_cleaned()]
+                waiting = [
+                    n.host
+                    for n in self.nodes
+                    if n.host not in alive
+                    or not n.kuryr_answers()
+                    or not {p.ip for p in self.nodes if p is not n} <= n.tunnel_peers()
+                    or not n.stale_flows_cleaned()
+                ]
                 if not waiting:
                     return
                 last = waiting
@@ -611,8 +783,9 @@ def delete_run_resources(cloud: Any, tag: str) -> None:
     sess = cloud.session()
     url = sess.get_endpoint(service_type="network", interface="public").rstrip("/") + "/v2.0"
     prefix = f"zmn-{tag}-"
-    networks = [n for n in sess.get(f"{url}/networks").json()["networks"]
-                if n["name"].startswith(prefix)]
+    networks = [
+        n for n in sess.get(f"{url}/networks").json()["networks"] if n["name"].startswith(prefix)
+    ]
     cidrs = set()
     zun_pools: list[str] = []
     for net in networks:
@@ -629,4 +802,3 @@ def delete_run_resources(cloud: Any, tag: str) -> None:
     for group in sess.get(f"{url}/security-groups").json()["security_groups"]:
         if group["name"].startswith(prefix):
             sess.delete(f"{url}/security-groups/{group['id']}", raise_exc=False)
-

@@ -103,6 +103,7 @@ def _handler(port: int):  # noqa: ANN202 - an asyncio client_connected_cb
             writer.close()
             return
         await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+
     return handle
 
 

@@ -23,8 +23,9 @@ def test_each_node_has_its_own_engine_in_its_own_namespace(cluster: Cluster) -> 
         pid = node.engine_pid()
         assert pid is not None
         # dockerd's network namespace is the node's, not the machine's.
-        own = subprocess.run(["ip", "netns", "identify", str(pid)], capture_output=True,
-                             text=True, check=True).stdout.strip()
+        own = subprocess.run(
+            ["ip", "netns", "identify", str(pid)], capture_output=True, text=True, check=True
+        ).stdout.strip()
         assert own == node.netns
     assert len(ids) == len(cluster.nodes)
 
@@ -38,14 +39,20 @@ def test_each_node_has_its_own_engine_in_its_own_namespace(cluster: Cluster) -> 
 def test_a_container_asked_on_a_node_runs_on_that_nodes_engine(cluster: Cluster) -> None:
     zun = cluster.client("1.39")
     for node in cluster.nodes:
-        created = zun.containers.run(image="busybox", command=["sleep", "300"],
-                                     image_pull_policy="ifnotpresent", host=node.name)
+        created = zun.containers.run(
+            image="busybox",
+            command=["sleep", "300"],
+            image_pull_policy="ifnotpresent",
+            host=node.name,
+        )
         ct = wait_for(zun, created.uuid, "Running")
         assert ct.host == node.name
         engine = node.engine()
         try:
-            labels = [c.labels.get("zun.container.uuid")
-                      for c in engine.containers.list(ignore_removed=True)]
+            labels = [
+                c.labels.get("zun.container.uuid")
+                for c in engine.containers.list(ignore_removed=True)
+            ]
         finally:
             engine.close()
         assert ct.uuid in labels

@@ -37,8 +37,9 @@ def env(neutron_cluster: Cluster, openstack_cloud: Any) -> Iterator[SimpleNamesp
     cidr = f"10.252.{neutron_cluster.fabric.octet}.0/24"
     net = neutron.create_network(cidr, name=f"zmn-{neutron_cluster.tag}-api-net")
     zun = neutron_cluster.client("1.40")
-    env = SimpleNamespace(neutron=neutron, zun=zun, net=net["network"], subnet=net["subnet"],
-                          cidr=cidr, containers=[])
+    env = SimpleNamespace(
+        neutron=neutron, zun=zun, net=net["network"], subnet=net["subnet"], cidr=cidr, containers=[]
+    )
     before = neutron.port_ids([env.net["id"]])
     try:
         yield env
@@ -56,8 +57,13 @@ def env(neutron_cluster: Cluster, openstack_cloud: Any) -> Iterator[SimpleNamesp
 def run_on(env: SimpleNamespace, host: str, command: str, **kwargs: Any) -> Any:
     """Create and start a busybox container on ``host``; wait until it runs."""
     created = env.zun.containers.run(
-        name=f"zmn-{uuid.uuid4().hex[:8]}", image="busybox", command=["sh", "-c", command],
-        image_pull_policy="ifnotpresent", host=host, **kwargs)
+        name=f"zmn-{uuid.uuid4().hex[:8]}",
+        image="busybox",
+        command=["sh", "-c", command],
+        image_pull_policy="ifnotpresent",
+        host=host,
+        **kwargs,
+    )
     env.containers.append(created.uuid)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -87,7 +93,8 @@ def connects(env: SimpleNamespace, ct: Any, ip: str, attempts: int) -> bool:
 
 
 def test_container_on_node1_reaches_container_on_node2_by_fixed_ip(
-        neutron_cluster: Cluster, env: SimpleNamespace) -> None:
+    neutron_cluster: Cluster, env: SimpleNamespace
+) -> None:
     node1, node2 = neutron_cluster.nodes
     nets = [{"network": env.net["id"]}]
     # Both in the project's default group, whose ingress rule admits members of the group:
@@ -120,23 +127,33 @@ def test_container_on_node1_reaches_container_on_node2_by_fixed_ip(
 
 
 def test_a_security_group_without_the_rule_blocks_across_nodes(
-        neutron_cluster: Cluster, env: SimpleNamespace) -> None:
+    neutron_cluster: Cluster, env: SimpleNamespace
+) -> None:
     node1, node2 = neutron_cluster.nodes
     closed = env.neutron.create_security_group(name=f"zmn-{neutron_cluster.tag}-closed")
     nets = [{"network": env.net["id"]}]
     server = run_on(env, node2.name, LISTEN, nets=nets, security_groups=[closed["id"]])
     client = run_on(env, node1.name, "sleep 600", nets=nets)
     (server_ip,) = fixed_ips(server, env.net["id"])
-    (port,) = env.neutron.ports(network_id=env.net["id"],
-                                fixed_ips=f"ip_address={server_ip}")
+    (port,) = env.neutron.ports(network_id=env.net["id"], fixed_ips=f"ip_address={server_ip}")
     assert port["security_groups"] == [closed["id"]]
 
     assert not connects(env, client, server_ip, attempts=3)
 
     # With a rule for the network's CIDR (no remote group) the same connection works: the
     # group, not the network, was what blocked.
-    env.neutron._post("security-group-rules", {"security_group_rule": {
-        "security_group_id": closed["id"], "direction": "ingress", "ethertype": "IPv4",
-        "protocol": "tcp", "port_range_min": 8080, "port_range_max": 8080,
-        "remote_ip_prefix": env.cidr}})
+    env.neutron._post(
+        "security-group-rules",
+        {
+            "security_group_rule": {
+                "security_group_id": closed["id"],
+                "direction": "ingress",
+                "ethertype": "IPv4",
+                "protocol": "tcp",
+                "port_range_min": 8080,
+                "port_range_max": 8080,
+                "remote_ip_prefix": env.cidr,
+            }
+        },
+    )
     assert connects(env, client, server_ip, attempts=40)

@@ -36,8 +36,9 @@ class Net:
 class NeutronApi:
     def __init__(self, cloud: Any) -> None:
         self.sess = cloud.session()
-        self.url = self.sess.get_endpoint(service_type="network",
-                                          interface="public").rstrip("/") + "/v2.0"
+        self.url = (
+            self.sess.get_endpoint(service_type="network", interface="public").rstrip("/") + "/v2.0"
+        )
 
     def get(self, path: str, **params: Any) -> Any:
         return self.sess.get(self.url + path, params=params).json()
@@ -68,23 +69,39 @@ def shared_net(neutron_cluster: Cluster, neutron: NeutronApi) -> Iterator[Net]:
     gateway = cidr.replace(".0/24", ".1")
     # Our own subnet pool, named by kuryr's option: each node's kuryr then finds the same
     # pool instead of making one per node (and leaves it alone when the network goes).
-    pool = neutron.post("/subnetpools", {"subnetpool": {
-        "name": name, "prefixes": [cidr], "default_prefixlen": 24}})["subnetpool"]
+    pool = neutron.post(
+        "/subnetpools", {"subnetpool": {"name": name, "prefixes": [cidr], "default_prefixlen": 24}}
+    )["subnetpool"]
     net = neutron.post("/networks", {"network": {"name": name}})["network"]
-    subnet = neutron.post("/subnets", {"subnet": {
-        "name": name, "network_id": net["id"], "ip_version": 4, "cidr": cidr,
-        "gateway_ip": gateway, "subnetpool_id": pool["id"], "enable_dhcp": False}})["subnet"]
+    subnet = neutron.post(
+        "/subnets",
+        {
+            "subnet": {
+                "name": name,
+                "network_id": net["id"],
+                "ip_version": 4,
+                "cidr": cidr,
+                "gateway_ip": gateway,
+                "subnetpool_id": pool["id"],
+                "enable_dhcp": False,
+            }
+        },
+    )["subnet"]
     shared = Net(name, net["id"], subnet["id"], pool["id"], cidr)
     try:
         for node in neutron_cluster.nodes:
             client = node.engine()
             try:
                 client.networks.create(
-                    name, driver="kuryr",
+                    name,
+                    driver="kuryr",
                     options={"neutron.net.uuid": net["id"], "neutron.pool.uuid": pool["id"]},
-                    ipam=IPAMConfig(driver="kuryr",
-                                    pool_configs=[IPAMPool(subnet=cidr, gateway=gateway)],
-                                    options={"neutron.pool.uuid": pool["id"]}))
+                    ipam=IPAMConfig(
+                        driver="kuryr",
+                        pool_configs=[IPAMPool(subnet=cidr, gateway=gateway)],
+                        options={"neutron.pool.uuid": pool["id"]},
+                    ),
+                )
             finally:
                 client.close()
         yield shared
@@ -102,8 +119,10 @@ def shared_net(neutron_cluster: Cluster, neutron: NeutronApi) -> Iterator[Net]:
 @pytest.fixture
 def closed_group(neutron: NeutronApi, neutron_cluster: Cluster) -> Iterator[dict[str, Any]]:
     """A security group with no ingress rule (Neutron adds only the egress ones)."""
-    group = neutron.post("/security-groups", {"security_group": {
-        "name": f"zmn-{neutron_cluster.tag}-closed-{uuid.uuid4().hex[:6]}"}})["security_group"]
+    group = neutron.post(
+        "/security-groups",
+        {"security_group": {"name": f"zmn-{neutron_cluster.tag}-closed-{uuid.uuid4().hex[:6]}"}},
+    )["security_group"]
     yield group
     # A group in use cannot go: first the containers, then the ports still in the group
     # (kuryr keeps a port it did not make when its container goes).
@@ -128,9 +147,12 @@ def run(node: Node, net: Net, command: str, ip: str | None = None) -> str:
         api = client.api
         endpoint = api.create_endpoint_config(ipv4_address=ip or None)
         created = api.create_container(
-            TEST_IMAGES[0], ["sh", "-c", command], name=f"{net.name}-{uuid.uuid4().hex[:6]}",
+            TEST_IMAGES[0],
+            ["sh", "-c", command],
+            name=f"{net.name}-{uuid.uuid4().hex[:6]}",
             host_config=api.create_host_config(network_mode=net.name),
-            networking_config=api.create_networking_config({net.name: endpoint}))
+            networking_config=api.create_networking_config({net.name: endpoint}),
+        )
         api.start(created["Id"])
         return created["Id"]
     finally:
@@ -174,8 +196,7 @@ def connects(node: Node, container: str, ip: str, attempts: int) -> bool:
 
 
 def port_of(neutron: NeutronApi, net: Net, ip: str) -> dict[str, Any]:
-    ports = neutron.get("/ports", network_id=net.network_id,
-                        fixed_ips=f"ip_address={ip}")["ports"]
+    ports = neutron.get("/ports", network_id=net.network_id, fixed_ips=f"ip_address={ip}")["ports"]
     assert len(ports) == 1, ports
     return ports[0]
 
@@ -183,8 +204,10 @@ def port_of(neutron: NeutronApi, net: Net, ip: str) -> dict[str, Any]:
 def new_port(neutron: NeutronApi, net: Net) -> dict[str, Any]:
     """A port of ``net`` in the project's default group (whose ingress rule admits members
     of the group), to hand to kuryr by its fixed IP."""
-    return neutron.post("/ports", {"port": {
-        "network_id": net.network_id, "fixed_ips": [{"subnet_id": net.subnet_id}]}})["port"]
+    return neutron.post(
+        "/ports",
+        {"port": {"network_id": net.network_id, "fixed_ips": [{"subnet_id": net.subnet_id}]}},
+    )["port"]
 
 
 def wait_active(neutron: NeutronApi, port_id: str, timeout: float = 60) -> None:
@@ -195,7 +218,8 @@ def wait_active(neutron: NeutronApi, port_id: str, timeout: float = 60) -> None:
 
 
 def test_container_reaches_container_on_other_node_by_fixed_ip(
-        neutron_cluster: Cluster, shared_net: Net, neutron: NeutronApi) -> None:
+    neutron_cluster: Cluster, shared_net: Net, neutron: NeutronApi
+) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     node1, node2 = neutron_cluster.nodes
@@ -232,15 +256,22 @@ def test_container_reaches_container_on_other_node_by_fixed_ip(
 
 
 def test_security_group_without_the_rule_blocks(
-        neutron_cluster: Cluster, shared_net: Net, neutron: NeutronApi,
-        closed_group: dict[str, Any]) -> None:
+    neutron_cluster: Cluster, shared_net: Net, neutron: NeutronApi, closed_group: dict[str, Any]
+) -> None:
     node1, node2 = neutron_cluster.nodes
     # The server's port is made first, in the closed group, and handed to kuryr by its
     # fixed IP (as zun does with the ports it makes).
     ip = shared_net.cidr.replace(".0/24", ".200")
-    port = neutron.post("/ports", {"port": {
-        "network_id": shared_net.network_id, "security_groups": [closed_group["id"]],
-        "fixed_ips": [{"subnet_id": shared_net.subnet_id, "ip_address": ip}]}})["port"]
+    port = neutron.post(
+        "/ports",
+        {
+            "port": {
+                "network_id": shared_net.network_id,
+                "security_groups": [closed_group["id"]],
+                "fixed_ips": [{"subnet_id": shared_net.subnet_id, "ip_address": ip}],
+            }
+        },
+    )["port"]
     server = run(node2, shared_net, LISTEN, ip=ip)
     client = run(node1, shared_net, "sleep 600")
     assert fixed_ip(node2, server, shared_net) == ip
@@ -257,10 +288,20 @@ def test_security_group_without_the_rule_blocks(
 
     # The rule opens TCP 8080 from the network's CIDR only: the group, not the network, was
     # what blocked, and an explicit CIDR rule (no remote group) lets the client in.
-    neutron.post("/security-group-rules", {"security_group_rule": {
-        "security_group_id": closed_group["id"], "direction": "ingress",
-        "ethertype": "IPv4", "protocol": "tcp", "port_range_min": 8080,
-        "port_range_max": 8080, "remote_ip_prefix": shared_net.cidr}})
+    neutron.post(
+        "/security-group-rules",
+        {
+            "security_group_rule": {
+                "security_group_id": closed_group["id"],
+                "direction": "ingress",
+                "ethertype": "IPv4",
+                "protocol": "tcp",
+                "port_range_min": 8080,
+                "port_range_max": 8080,
+                "remote_ip_prefix": shared_net.cidr,
+            }
+        },
+    )
     assert connects(node1, client, ip, attempts=40)
     applied = time.monotonic() - started
     assert not pings(node1, client, ip, attempts=2)
@@ -303,7 +344,8 @@ def _octet(tag: str) -> int:
 
 
 def test_sweep_removes_what_a_killed_run_left(
-        neutron_cluster: Cluster, neutron: NeutronApi) -> None:
+    neutron_cluster: Cluster, neutron: NeutronApi
+) -> None:
     import json
     import subprocess
     import sys
@@ -312,8 +354,12 @@ def test_sweep_removes_what_a_killed_run_left(
     from multinode.cluster import STATE_ROOT, sweep_stale
 
     tests_dir = str(Path(__file__).resolve().parents[1])
-    child = subprocess.Popen([sys.executable, "-c", _KILLED_RUN, tests_dir],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_RUN, tests_dir],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert child.stdout is not None
         tag = child.stdout.readline().strip()
@@ -332,8 +378,7 @@ def test_sweep_removes_what_a_killed_run_left(
     swept = sweep_stale()
     assert tag in swept
     assert neutron_cluster.tag not in swept  # its owner (this process) is alive
-    namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True,
-                                text=True).stdout
+    namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert f"zmn-{tag}-" not in namespaces
     assert not (STATE_ROOT / tag).exists()
     leftovers = []
@@ -347,10 +392,10 @@ def test_sweep_removes_what_a_killed_run_left(
     assert not {a["host"] for a in neutron.get("/agents")["agents"]} & set(hosts)
     assert not neutron.get("/networks", name=f"zmn-{tag}-net")["networks"]
     assert not neutron.get("/security-groups", name=f"zmn-{tag}-net")["security_groups"]
-    assert not [p for p in neutron.get("/ports")["ports"]
-                if p["binding:host_id"] in hosts]
+    assert not [p for p in neutron.get("/ports")["ports"] if p["binding:host_id"] in hosts]
     cidr = f"10.253.{_octet(tag)}.0/24"
     assert not neutron.get("/subnetpools", name=f"kuryrPool-{cidr}")["subnetpools"]
     # The live cluster is untouched.
-    assert all(node.network is not None and node.network.kuryr_answers()
-               for node in neutron_cluster.nodes)
+    assert all(
+        node.network is not None and node.network.kuryr_answers() for node in neutron_cluster.nodes
+    )

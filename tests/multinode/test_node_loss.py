@@ -26,11 +26,19 @@ pytestmark = pytest.mark.multinode
 DETECT_WITHIN = 30.0
 
 
-def call(cluster: Cluster, method: str, path: str, body: Any = None,
-         version: str = "1.40") -> tuple[int, Any]:
+def call(
+    cluster: Cluster, method: str, path: str, body: Any = None, version: str = "1.40"
+) -> tuple[int, Any]:
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(cluster.url + path, data=data, method=method, headers={
-        "OpenStack-API-Version": f"container {version}", "Content-Type": "application/json"})
+    req = urllib.request.Request(
+        cluster.url + path,
+        data=data,
+        method=method,
+        headers={
+            "OpenStack-API-Version": f"container {version}",
+            "Content-Type": "application/json",
+        },
+    )
     try:
         with urllib.request.urlopen(req, timeout=30) as resp:
             raw = resp.read()
@@ -41,13 +49,19 @@ def call(cluster: Cluster, method: str, path: str, body: Any = None,
 
 
 def service(cluster: Cluster, host: str) -> dict[str, Any]:
-    return next(s for s in call(cluster, "GET", "/v1/services")[1]["services"]
-                if s["host"] == host and s["binary"] == "zun-compute")
+    return next(
+        s
+        for s in call(cluster, "GET", "/v1/services")[1]["services"]
+        if s["host"] == host and s["binary"] == "zun-compute"
+    )
 
 
 def run(cluster: Cluster, host: str | None = None) -> str:
-    body: dict[str, Any] = {"image": "busybox", "command": ["sleep", "3600"],
-                            "image_pull_policy": "ifnotpresent"}
+    body: dict[str, Any] = {
+        "image": "busybox",
+        "command": ["sleep", "3600"],
+        "image_pull_policy": "ifnotpresent",
+    }
     if host:
         body["host"] = host
     status, answer = call(cluster, "POST", "/v1/containers?run=true", body)
@@ -61,8 +75,9 @@ def show(cluster: Cluster, uuid: str) -> dict[str, Any]:
     return answer
 
 
-def wait(cluster: Cluster, uuid: str, check: Callable[[dict[str, Any]], bool],
-         timeout: float = 90) -> dict[str, Any]:
+def wait(
+    cluster: Cluster, uuid: str, check: Callable[[dict[str, Any]], bool], timeout: float = 90
+) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     shown: dict[str, Any] = {}
     while time.monotonic() < deadline:
@@ -70,13 +85,19 @@ def wait(cluster: Cluster, uuid: str, check: Callable[[dict[str, Any]], bool],
         if check(shown):
             return shown
         time.sleep(0.3)
-    raise AssertionError(f"{uuid}: {shown.get('status')} {shown.get('task_state')} "
-                         f"{shown.get('host')} {shown.get('status_reason')}")
+    raise AssertionError(
+        f"{uuid}: {shown.get('status')} {shown.get('task_state')} "
+        f"{shown.get('host')} {shown.get('status_reason')}"
+    )
 
 
 def running_on(cluster: Cluster, uuid: str, host: str, timeout: float = 90) -> dict[str, Any]:
-    return wait(cluster, uuid, lambda c: (c["status"], c["host"], c["task_state"])
-                == ("Running", host, None), timeout)
+    return wait(
+        cluster,
+        uuid,
+        lambda c: (c["status"], c["host"], c["task_state"]) == ("Running", host, None),
+        timeout,
+    )
 
 
 def timed(check: Callable[[], bool], timeout: float) -> float:
@@ -93,8 +114,10 @@ def engine_uuids(node: Node) -> set[str]:
     try:
         # The low-level list: the high-level one inspects each container, and the reaper
         # may remove one in between.
-        return {(c.get("Labels") or {}).get("zun.container.uuid")
-                for c in engine.api.containers(all=True)}
+        return {
+            (c.get("Labels") or {}).get("zun.container.uuid")
+            for c in engine.api.containers(all=True)
+        }
     finally:
         engine.close()
 
@@ -106,15 +129,19 @@ def test_sigkill_of_an_agent_then_evacuation(cluster: Cluster) -> None:
     for uuid in (moved, deleted):
         running_on(cluster, uuid, victim.name)
     # Only the victim takes the next create, which it will never do.
-    assert call(cluster, "PUT", f"/v1/services/disable?host={survivor.name}"
-                                "&binary=zun-compute")[0] == 200
+    assert (
+        call(cluster, "PUT", f"/v1/services/disable?host={survivor.name}&binary=zun-compute")[0]
+        == 200
+    )
 
     victim.kill_agent()
     killed = time.monotonic()
     in_window = run(cluster)
     assert show(cluster, in_window)["host"] == victim.name
-    assert call(cluster, "PUT", f"/v1/services/enable?host={survivor.name}"
-                                "&binary=zun-compute")[0] == 200
+    assert (
+        call(cluster, "PUT", f"/v1/services/enable?host={survivor.name}&binary=zun-compute")[0]
+        == 200
+    )
 
     timed(lambda: service(cluster, victim.name)["state"] == "down", DETECT_WITHIN)
     print(f"\nSIGKILLed agent seen down after {time.monotonic() - killed:.1f} s")
@@ -136,8 +163,9 @@ def test_sigkill_of_an_agent_then_evacuation(cluster: Cluster) -> None:
 
     # Back: it removes what its engine still runs of the rows that left it.
     assert {moved, deleted} <= engine_uuids(victim)
-    victim.start_agent({"DEFAULT": {"periodic_interval_max": 5},
-                        "compute": {"reap_grace_period": 0}})
+    victim.start_agent(
+        {"DEFAULT": {"periodic_interval_max": 5}, "compute": {"reap_grace_period": 0}}
+    )
     cluster.wait_ready(nodes=[victim])
     timed(lambda: not ({moved, deleted} & engine_uuids(victim)), 60)
     assert running_on(cluster, moved, survivor.name)["status"] == "Running"

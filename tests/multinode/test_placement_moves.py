@@ -36,7 +36,8 @@ def wait_until(check: Callable[[], Any], what: str, timeout: float = 60) -> Any:
 
 
 def test_allocations_follow_reschedule_forced_delete_and_evacuation(
-        cluster: Cluster, openstack_cloud: openstack_env.OpenStackCloud) -> None:
+    cluster: Cluster, openstack_cloud: openstack_env.OpenStackCloud
+) -> None:
     placement = openstack_env.PlacementAdmin(openstack_cloud)
     conf: dict[str, dict[str, Any]] = {
         **openstack_env.zun_conf_sections("keystone_auth", "placement_client"),
@@ -51,8 +52,9 @@ def test_allocations_follow_reschedule_forced_delete_and_evacuation(
             node.restart_agent(conf)
         cluster.restart_api(conf)
         for node in cluster.nodes:
-            rps[node.name] = wait_until(lambda n=node: placement.providers_named(n.name),
-                                        f"the provider of {node.name}")[0]["uuid"]
+            rps[node.name] = wait_until(
+                lambda n=node: placement.providers_named(n.name), f"the provider of {node.name}"
+            )[0]["uuid"]
 
         def where(uuid: str) -> set[str]:
             return set(placement.allocations(uuid)["allocations"])
@@ -65,17 +67,24 @@ def test_allocations_follow_reschedule_forced_delete_and_evacuation(
             assert where(uuid) == {rps[victim.name]}
 
         # Only the victim can take the next create, which it will never do.
-        assert call(cluster, "PUT", f"/v1/services/disable?host={survivor.name}"
-                                    "&binary=zun-compute")[0] == 200
+        assert (
+            call(cluster, "PUT", f"/v1/services/disable?host={survivor.name}&binary=zun-compute")[0]
+            == 200
+        )
         victim.kill_agent()
         in_window = run(cluster)
         consumers.append(in_window)
         assert show(cluster, in_window)["host"] == victim.name
         assert where(in_window) == {rps[victim.name]}
-        assert call(cluster, "PUT", f"/v1/services/enable?host={survivor.name}"
-                                    "&binary=zun-compute")[0] == 200
-        wait_until(lambda: service(cluster, victim.name)["state"] == "down",
-                   "the victim to be seen down", 40)
+        assert (
+            call(cluster, "PUT", f"/v1/services/enable?host={survivor.name}&binary=zun-compute")[0]
+            == 200
+        )
+        wait_until(
+            lambda: service(cluster, victim.name)["state"] == "down",
+            "the victim to be seen down",
+            40,
+        )
 
         # Rescheduled by the node monitor: the allocation moved with it.
         running_on(cluster, in_window, survivor.name, timeout=60)
@@ -100,8 +109,10 @@ def test_allocations_follow_reschedule_forced_delete_and_evacuation(
 
         for uuid in (moved, in_window):
             assert call(cluster, "DELETE", f"/v1/containers/{uuid}?force=True")[0] == 204
-            wait_until(lambda u=uuid: call(cluster, "GET", f"/v1/containers/{u}")[0] == 404,
-                       f"{uuid} to be deleted")
+            wait_until(
+                lambda u=uuid: call(cluster, "GET", f"/v1/containers/{u}")[0] == 404,
+                f"{uuid} to be deleted",
+            )
         for uuid in (moved, deleted, in_window):
             # The node deletes it right after its transaction: a moment after the 404.
             wait_until(lambda u=uuid: where(u) == set(), f"the allocation of {uuid} to go", 15)

@@ -19,8 +19,9 @@ NO_VALID_HOST = "There are not enough hosts available."
 
 
 def _run(zun: Any, **extra: Any) -> Any:
-    created = zun.containers.run(image="busybox", command=["sleep", "600"],
-                                 image_pull_policy="ifnotpresent", **extra)
+    created = zun.containers.run(
+        image="busybox", command=["sleep", "600"], image_pull_policy="ifnotpresent", **extra
+    )
     return wait_for(zun, created.uuid, timeout=90)
 
 
@@ -28,8 +29,9 @@ def _node_row(cluster: Cluster, host: str) -> Any:
     engine = sa.create_engine(cluster.db_url)
     try:
         with engine.connect() as conn:
-            return conn.execute(sa.select(models.ComputeNode)
-                                .where(models.ComputeNode.hostname == host)).one()
+            return conn.execute(
+                sa.select(models.ComputeNode).where(models.ComputeNode.hostname == host)
+            ).one()
     finally:
         engine.dispose()
 
@@ -55,25 +57,40 @@ def test_six_plain_creates_land_three_and_three(cluster: Cluster) -> None:
     for node in cluster.nodes:
         engine = node.engine()
         try:
-            on_engine = {c.labels.get("zun.container.uuid")
-                         for c in engine.containers.list(ignore_removed=True)}
+            on_engine = {
+                c.labels.get("zun.container.uuid")
+                for c in engine.containers.list(ignore_removed=True)
+            }
         finally:
             engine.close()
         assert {ct.uuid for ct in placed if ct.host == node.name} == on_engine
 
 
-ZUN_FILTERS = ["AvailabilityZoneFilter", "ComputeFilter", "RuntimeFilter", "CPUFilter",
-               "RamFilter", "DiskFilter", "LabelFilter", "CpuSetFilter", "PciPassthroughFilter"]
+ZUN_FILTERS = [
+    "AvailabilityZoneFilter",
+    "ComputeFilter",
+    "RuntimeFilter",
+    "CPUFilter",
+    "RamFilter",
+    "DiskFilter",
+    "LabelFilter",
+    "CpuSetFilter",
+    "PciPassthroughFilter",
+]
 
 
 def test_zuns_scheduler_options_work_unchanged(cluster: Cluster) -> None:
     # The [scheduler] section of a Zun deployment, with every filter Zun ships enabled.
-    cluster.restart_api({"scheduler": {
-        "driver": "filter_scheduler",
-        "available_filters": "zun.scheduler.filters.all_filters",
-        "enabled_filters": ZUN_FILTERS,
-        "max_placement_results": 50,
-    }})
+    cluster.restart_api(
+        {
+            "scheduler": {
+                "driver": "filter_scheduler",
+                "available_filters": "zun.scheduler.filters.all_filters",
+                "enabled_filters": ZUN_FILTERS,
+                "max_placement_results": 50,
+            }
+        }
+    )
     zun = cluster.client()
     placed = [_run(zun, cpu=0.1, memory="64") for _ in range(2)]
     assert [ct.status for ct in placed] == ["Running", "Running"]

@@ -18,6 +18,7 @@ print(backend.get_backend_type().value, len(loaded), loaded[:5])
 
 def test_processes_import_neither_eventlet_nor_dnspython() -> None:
     # A fresh interpreter: this test process may have imported anything already.
-    out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True,
-                         timeout=120, check=True).stdout.split(maxsplit=2)
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=120, check=True
+    ).stdout.split(maxsplit=2)
     assert out[:2] == ["threading", "0"], out

@@ -68,8 +68,9 @@ class ZunApp:
         load_handlers()
         self.router = routing.Router(routing.registered_routes())
 
-    def __call__(self, environ: dict[str, Any],
-                 start_response: Callable[..., Any]) -> Iterable[bytes]:
+    def __call__(
+        self, environ: dict[str, Any], start_response: Callable[..., Any]
+    ) -> Iterable[bytes]:
         started = time.monotonic()
         request_id = "req-" + str(uuid.uuid4())
         token = zun_log.REQUEST_ID.set(request_id)
@@ -78,8 +79,13 @@ class ZunApp:
         try:
             resp = self.dispatch(req)
             resp.headers["x-openstack-request-id"] = request_id
-            LOG.info("%s %s -> %s (%.1f ms)", req.method, _path_for_log(environ),
-                     resp.status_code, (time.monotonic() - started) * 1000)
+            LOG.info(
+                "%s %s -> %s (%.1f ms)",
+                req.method,
+                _path_for_log(environ),
+                resp.status_code,
+                (time.monotonic() - started) * 1000,
+            )
             return resp(environ, start_response)
         finally:
             zun_log.REQUEST_ID.reset(token)
@@ -107,17 +113,20 @@ class ZunApp:
         except microversion.VersionError as exc:
             extra = None
             if exc.unsupported:
-                extra = {"min_version": str(microversion.MIN_VERSION),
-                         "max_version": str(microversion.MAX_VERSION)}
-            resp = self.http_error(req, HTTPError(406, exc.detail, extra=extra,
-                                                  title=exc.detail))
+                extra = {
+                    "min_version": str(microversion.MIN_VERSION),
+                    "max_version": str(microversion.MAX_VERSION),
+                }
+            resp = self.http_error(req, HTTPError(406, exc.detail, extra=extra, title=exc.detail))
             version_headers = [
                 (microversion.MIN_HEADER, f"container {microversion.MIN_VERSION}"),
-                (microversion.MAX_HEADER, f"container {microversion.MAX_VERSION}")]
+                (microversion.MAX_HEADER, f"container {microversion.MAX_VERSION}"),
+            ]
         except Exception as exc:  # every failure gets Zun's error shape
             status, body = errors.to_error(exc, req.request_id)
-            resp = webob.Response(status=status, content_type="application/json",
-                                  charset=None, body=body)
+            resp = webob.Response(
+                status=status, content_type="application/json", charset=None, body=body
+            )
         for name, value in version_headers:
             resp.headers[name] = value
         if req.method == "HEAD":
@@ -137,14 +146,17 @@ class ZunApp:
         for candidate in candidates:
             if not candidate.versioned or candidate.accepts(req.version):
                 return self.call(candidate.handler, req, params)
-        detail = (f"Version {req.version} was requested but the requested API is not "
-                  "supported for this version.")
+        detail = (
+            f"Version {req.version} was requested but the requested API is not "
+            "supported for this version."
+        )
         low = min(c.min_version for c in candidates)
         high = max(c.max_version for c in candidates)
         raise HTTPError(406, detail, title=f"{detail} It is served from version {low} to {high}.")
 
-    def unserved_method(self, req: ApiRequest, entry: routing.PathEntry,
-                        params: dict[str, str]) -> webob.Response:
+    def unserved_method(
+        self, req: ApiRequest, entry: routing.PathEntry, params: dict[str, str]
+    ) -> webob.Response:
         """A method the path has no handler for: a misroute's answer, OPTIONS, 404 or 405."""
         misroute = entry.misroutes.get(req.method)
         if misroute is not None:
@@ -160,23 +172,27 @@ class ZunApp:
             return resp
         if entry.is_custom_action:
             raise HTTPError(404, f"The resource could not be found: {req.path_info}")
-        raise HTTPError(405, f"The method {req.method} is not allowed for this resource.",
-                        headers=[("Allow", allow)])
+        raise HTTPError(
+            405,
+            f"The method {req.method} is not allowed for this resource.",
+            headers=[("Allow", allow)],
+        )
 
     @staticmethod
-    def call(handler: routing.Handler, req: ApiRequest,
-             params: dict[str, str]) -> webob.Response:
+    def call(handler: routing.Handler, req: ApiRequest, params: dict[str, str]) -> webob.Response:
         result = handler(req, **params)
         if not isinstance(result, webob.Response):
-            raise TypeError(f"{handler.__qualname__} returned "
-                            f"{type(result).__name__}, not a response")
+            raise TypeError(
+                f"{handler.__qualname__} returned {type(result).__name__}, not a response"
+            )
         return result
 
     @staticmethod
     def http_error(req: ApiRequest, exc: HTTPError) -> webob.Response:
         body = errors.plain_error(req.request_id, exc.status, exc.detail, exc.extra, exc.title)
-        resp = webob.Response(status=exc.status, content_type="application/json",
-                              charset=None, body=body)
+        resp = webob.Response(
+            status=exc.status, content_type="application/json", charset=None, body=body
+        )
         for name, value in exc.headers:
             resp.headers[name] = value
         return resp
@@ -198,7 +214,8 @@ def check_url(environ: dict[str, Any]) -> None:
     # PEP 3333: PATH_INFO is already percent-decoded, as latin-1 text of the raw bytes.
     raw_path = environ.get("PATH_INFO", "").encode("latin-1")
     raw_query = urllib.parse.unquote_to_bytes(
-        environ.get("QUERY_STRING", "").encode("latin-1").replace(b"+", b" "))
+        environ.get("QUERY_STRING", "").encode("latin-1").replace(b"+", b" ")
+    )
     for where, raw in (("path", raw_path), ("query string", raw_query)):
         try:
             raw.decode("utf-8")
@@ -208,7 +225,8 @@ def check_url(environ: dict[str, Any]) -> None:
             raise HTTPError(400, f"The URL {where} contains a NUL character.")
 
 
-def build_app(auth_strategy: str | None = None,
-              zun_app: ZunApp | None = None) -> Callable[..., Iterable[bytes]]:
+def build_app(
+    auth_strategy: str | None = None, zun_app: ZunApp | None = None
+) -> Callable[..., Iterable[bytes]]:
     """The full WSGI pipeline: CORS and the health check, then authentication, then Zun."""
     return middleware.wrap(auth.wrap(zun_app or ZunApp(), auth_strategy))

@@ -39,8 +39,10 @@ def check_tar(data: bytes) -> None:
                 parents = name.split("/")[:-1]
                 for depth in range(1, len(parents) + 1):
                     if "/".join(parents[:depth]) in links:
-                        raise BadArchive(reason=f"{member.name!r} is written through the "
-                                                "link " + "/".join(parents[:depth]))
+                        raise BadArchive(
+                            reason=f"{member.name!r} is written through the "
+                            "link " + "/".join(parents[:depth])
+                        )
                 if member.issym() or member.islnk():
                     # An absolute symlink is resolved inside the container's own filesystem,
                     # as the engine does; a relative one must stay below the target.
@@ -50,8 +52,10 @@ def check_tar(data: bytes) -> None:
                     elif member.islnk():
                         target = target.lstrip("/")
                     if not target.startswith("/") and _escapes(target):
-                        raise BadArchive(reason=f"the link {member.name!r} points outside the "
-                                                f"target directory ({member.linkname!r})")
+                        raise BadArchive(
+                            reason=f"the link {member.name!r} points outside the "
+                            f"target directory ({member.linkname!r})"
+                        )
                     links.add(name)
     except tarfile.TarError:
         raise BadArchive(reason="it is not a tar archive (plain, gzip, bzip2 or xz)") from None

@@ -67,8 +67,10 @@ class KeystoneAuth:
 def wrap(app: WSGIApp, strategy: str | None = None) -> WSGIApp:
     strategy = strategy or CONF.api.auth_strategy
     if strategy == "noauth":
-        LOG.warning("Authentication is off (auth_strategy=noauth): identity comes from the "
-                    "X-User-Id, X-Project-Id and X-Roles headers, or is the default admin.")
+        LOG.warning(
+            "Authentication is off (auth_strategy=noauth): identity comes from the "
+            "X-User-Id, X-Project-Id and X-Roles headers, or is the default admin."
+        )
         return NoAuth(app)
     if strategy == "keystone":
         return KeystoneAuth(app)

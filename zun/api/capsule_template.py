@@ -56,8 +56,8 @@ INIT_RESTART_POLICY = {"MaximumRetryCount": "10", "Name": "on-failure"}
 VOLUME_MOUNT_INVALID = "volume mount parameters is invalid."
 
 
-
 # --- loading ----------------------------------------------------------------------------------
+
 
 def check_template_type(params: Mapping[str, Any]) -> None:
     """A ``template`` that is neither object nor string is a 400.
@@ -71,7 +71,8 @@ def check_template_type(params: Mapping[str, Any]) -> None:
     if not isinstance(value, dict | str):
         raise exception.SchemaValidationError(
             detail=f"Invalid input for field 'template'.Value: '{value}'. {value!r} is not of "
-                   "type 'object', 'string'")
+            "type 'object', 'string'"
+        )
 
 
 def load(value: dict[str, Any] | str) -> dict[str, Any]:
@@ -90,6 +91,7 @@ def load(value: dict[str, Any] | str) -> dict[str, Any]:
 
 
 # --- init container items: the containers item schema, unknown keys allowed ------------------
+
 
 @functools.cache
 def _init_item_validator() -> Any:
@@ -115,10 +117,12 @@ def _check_init_item(index: int, item: Any) -> None:
         raise InvalidCapsuleTemplate(reason=f"initContainers[{index}] has no image")
     raise exception.SchemaValidationError(
         detail=f"Invalid input for field 'initContainers[{index}]{where}'.Value: "
-               f"'{error.instance}'. {error.message}")
+        f"'{error.instance}'. {error.message}"
+    )
 
 
 # --- building the plan ------------------------------------------------------------------------
+
 
 def _flag(value: Any) -> bool:
     return value is True or (isinstance(value, str) and value.lower() == "true")
@@ -143,13 +147,19 @@ def _exposed_ports(ports: Any) -> dict[str, Any] | None:
 def _restart_policy(template: Mapping[str, Any]) -> dict[str, str]:
     spec = template["spec"]
     chosen = spec.get("restartPolicy") or template.get("restartPolicy")
-    name = RESTART_POLICIES.get(chosen, DEFAULT_RESTART_POLICY) if chosen else \
-        DEFAULT_RESTART_POLICY
+    name = (
+        RESTART_POLICIES.get(chosen, DEFAULT_RESTART_POLICY) if chosen else DEFAULT_RESTART_POLICY
+    )
     return {"MaximumRetryCount": "0", "Name": name}
 
 
-def _member(item: Mapping[str, Any], init: bool, restart_policy: dict[str, str],
-            allow_pull_policy: bool, declared: set[str]) -> MemberPlan:
+def _member(
+    item: Mapping[str, Any],
+    init: bool,
+    restart_policy: dict[str, str],
+    allow_pull_policy: bool,
+    declared: set[str],
+) -> MemberPlan:
     requests = (item.get("resources") or {}).get("requests") or {}
     cpu = requests.get("cpu")
     memory = requests.get("memory")
@@ -160,14 +170,20 @@ def _member(item: Mapping[str, Any], init: bool, restart_policy: dict[str, str],
         if mount["name"] in declared:
             mounts.append((mount["name"], mount["mountPath"], _flag(mount.get("readOnly"))))
     return MemberPlan(
-        image=item["image"], init=init, command=_command(item), workdir=item.get("workDir"),
+        image=item["image"],
+        init=init,
+        command=_command(item),
+        workdir=item.get("workDir"),
         environment=dict(item["env"]) if item.get("env") else None,
         image_pull_policy=(pull_policy.lower() if pull_policy and allow_pull_policy else None),
-        interactive=_flag(item.get("stdin")), tty=_flag(item.get("tty")),
+        interactive=_flag(item.get("stdin")),
+        tty=_flag(item.get("tty")),
         cpu=None if cpu is None else float(cpu),
         memory=None if memory is None else str(int(memory)),
         exposed_ports=_exposed_ports(item.get("ports")),
-        restart_policy=dict(restart_policy), mounts=mounts)
+        restart_policy=dict(restart_policy),
+        mounts=mounts,
+    )
 
 
 def _volumes(spec: Mapping[str, Any]) -> list[VolumePlan]:
@@ -183,12 +199,20 @@ def _volumes(spec: Mapping[str, Any]) -> list[VolumePlan]:
         if (size is None) == (volume_id is None):
             raise InvalidCapsuleTemplate(
                 reason=f"volume {name} (volumes[{index}]) needs exactly one of cinder.size "
-                       "and cinder.volumeID")
+                "and cinder.volumeID"
+            )
         if size is not None and (size <= 0 or size != int(size)):
             raise InvalidCapsuleTemplate(
-                reason=f"volume {name}: size {size} is not a positive whole number of GiB")
-        plans.append(VolumePlan(name=name, size=None if size is None else int(size),
-                                volume_id=volume_id, auto_remove=_flag(cinder.get("autoRemove"))))
+                reason=f"volume {name}: size {size} is not a positive whole number of GiB"
+            )
+        plans.append(
+            VolumePlan(
+                name=name,
+                size=None if size is None else int(size),
+                volume_id=volume_id,
+                auto_remove=_flag(cinder.get("autoRemove")),
+            )
+        )
     return plans
 
 
@@ -237,7 +261,14 @@ def build_plan(template: Mapping[str, Any], *, allow_pull_policy: bool) -> Capsu
     if annotations is not None:
         annotations = {str(k): str(v) for k, v in annotations.items()}
     return CapsulePlan(
-        name=metadata.get("name"), labels=labels, annotations=annotations,
-        restart_policy=policy, availability_zone=template.get("availabilityZone"),
-        cpu=float(cpu), memory=str(memory), init_containers=init_plans, containers=plans,
-        volumes=volumes)
+        name=metadata.get("name"),
+        labels=labels,
+        annotations=annotations,
+        restart_policy=policy,
+        availability_zone=template.get("availabilityZone"),
+        cpu=float(cpu),
+        memory=str(memory),
+        init_containers=init_plans,
+        containers=plans,
+        volumes=volumes,
+    )

@@ -35,6 +35,7 @@ _BOOL_VALUES = ", ".join(strutils.TRUE_STRINGS + strutils.FALSE_STRINGS)
 
 # --- parameters -------------------------------------------------------------------------------
 
+
 def parse_bool(value: Any, name: str) -> bool:
     """A strict boolean: JSON true/false or ``1 t true on y yes 0 f false off n no`` (any case).
 
@@ -88,6 +89,7 @@ def require_params(params: Mapping[str, Any], names: Sequence[str]) -> None:
 
 # --- pagination -------------------------------------------------------------------------------
 
+
 def page_params(params: Mapping[str, Any], *, default_sort_key: str = "id") -> Page:
     """Validate ``limit`` (positive, capped by ``[api]/max_limit``, default that maximum) and
     ``sort_dir`` (``asc``/``desc``), in the original's order; ``sort_key`` and ``marker`` are
@@ -96,13 +98,18 @@ def page_params(params: Mapping[str, Any], *, default_sort_key: str = "id") -> P
     limit = zun_utils.validate_limit(params.get("limit"))
     sort_dir = params.get("sort_dir")
     sort_dir = zun_utils.validate_sort_dir("asc" if sort_dir is None else sort_dir)
-    return Page(limit=limit, marker=params.get("marker") or None,
-                sort_key=params.get("sort_key") or default_sort_key, sort_dir=sort_dir,
-                resource_url=params.get("resource_url") or None)
+    return Page(
+        limit=limit,
+        marker=params.get("marker") or None,
+        sort_key=params.get("sort_key") or default_sort_key,
+        sort_dir=sort_dir,
+        resource_url=params.get("resource_url") or None,
+    )
 
 
-def next_link(host_url: str, collection: str, page: Page, items: Sequence[Any], *,
-              marker_attr: str = "uuid") -> str | None:
+def next_link(
+    host_url: str, collection: str, page: Page, items: Sequence[Any], *, marker_attr: str = "uuid"
+) -> str | None:
     """The ``next`` value of a collection: null unless the page is full.
 
     ``<host_url>/v1/<collection>?sort_key=<k>&sort_dir=<d>&limit=<n>&marker=<last>``; filters
@@ -114,11 +121,14 @@ def next_link(host_url: str, collection: str, page: Page, items: Sequence[Any], 
     last = items[-1]
     marker = last.get(marker_attr) if isinstance(last, Mapping) else getattr(last, marker_attr)
     resource = page.resource_url or collection
-    return (f"{host_url}/v1/{resource}?sort_key={page.sort_key}&sort_dir={page.sort_dir}"
-            f"&limit={page.limit}&marker={marker}")
+    return (
+        f"{host_url}/v1/{resource}?sort_key={page.sort_key}&sort_dir={page.sort_dir}"
+        f"&limit={page.limit}&marker={marker}"
+    )
 
 
 # --- views ------------------------------------------------------------------------------------
+
 
 def _naive_utc(value: datetime.datetime) -> datetime.datetime:
     if value.tzinfo is not None:
@@ -139,8 +149,10 @@ def format_iso_datetime(value: datetime.datetime | None) -> str | None:
 
 def links(host_url: str, collection: str, ident: str) -> list[dict[str, str]]:
     """The ``self`` and ``bookmark`` links of an item."""
-    return [{"href": f"{host_url}/v1/{collection}/{ident}", "rel": "self"},
-            {"href": f"{host_url}/{collection}/{ident}", "rel": "bookmark"}]
+    return [
+        {"href": f"{host_url}/v1/{collection}/{ident}", "rel": "self"},
+        {"href": f"{host_url}/{collection}/{ident}", "rel": "bookmark"},
+    ]
 
 
 def location(host_url: str, collection: str, ident: str) -> str:

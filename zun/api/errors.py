@@ -29,15 +29,27 @@ def reason(status: int) -> str:
 
 
 def error_body(request_id: str, status: int, code: str, title: str, detail: str) -> bytes:
-    return json.dumps({"errors": [{
-        "request_id": request_id, "code": code, "status": status,
-        "title": title, "detail": detail, "links": [],
-    }]}).encode()
+    return json.dumps(
+        {
+            "errors": [
+                {
+                    "request_id": request_id,
+                    "code": code,
+                    "status": status,
+                    "title": title,
+                    "detail": detail,
+                    "links": [],
+                }
+            ]
+        }
+    ).encode()
 
 
 def server_error_detail(request_id: str) -> str:
-    return ("The server met an unexpected error and could not handle the request. "
-            f"Look for request id {request_id} in the service logs.")
+    return (
+        "The server met an unexpected error and could not handle the request. "
+        f"Look for request id {request_id} in the service logs."
+    )
 
 
 def strip_traceback(text: str) -> str:
@@ -65,8 +77,9 @@ def describe(exc: BaseException, request_id: str) -> tuple[int, str, str, str]:
             return status, code, message, f"{message} (request id {request_id})"
     else:
         status = 500
-    LOG.error("Request %s failed: %s", request_id, exc,
-              exc_info=(type(exc), exc, exc.__traceback__))
+    LOG.error(
+        "Request %s failed: %s", request_id, exc, exc_info=(type(exc), exc, exc.__traceback__)
+    )
     return status, "container.", reason(status), server_error_detail(request_id)
 
 
@@ -75,16 +88,26 @@ def to_error(exc: BaseException, request_id: str) -> tuple[int, bytes]:
     return status, error_body(request_id, status, code, title, detail)
 
 
-def plain_error(request_id: str, status: int, detail: str = "",
-                extra: dict[str, Any] | None = None, title: str | None = None) -> bytes:
+def plain_error(
+    request_id: str,
+    status: int,
+    detail: str = "",
+    extra: dict[str, Any] | None = None,
+    title: str | None = None,
+) -> bytes:
     """An error the service raises itself (routing, version, content type).
 
     The title is the status phrase unless one is given: python-zunclient shows only the
     title, so an error whose phrase says too little (406) carries its reason there too.
     """
     body: dict[str, Any] = {
-        "request_id": request_id, "code": "container.", "status": status,
-        "title": title or reason(status), "detail": detail, "links": []}
+        "request_id": request_id,
+        "code": "container.",
+        "status": status,
+        "title": title or reason(status),
+        "detail": detail,
+        "links": [],
+    }
     if extra:
         body.update(extra)
     return json.dumps({"errors": [body]}).encode()
@@ -93,9 +116,15 @@ def plain_error(request_id: str, status: int, detail: str = "",
 class HTTPError(Exception):
     """An error decided by the API layer itself (404 route, 405, 406, 415, bad body)."""
 
-    def __init__(self, status: int, detail: str = "", headers: list[tuple[str, str]] | None = None,
-                 extra: dict[str, Any] | None = None, version_headers: bool = True,
-                 title: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        detail: str = "",
+        headers: list[tuple[str, str]] | None = None,
+        extra: dict[str, Any] | None = None,
+        version_headers: bool = True,
+        title: str | None = None,
+    ) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail

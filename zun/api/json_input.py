@@ -68,8 +68,7 @@ def check_value(value: Any, limit: int | None = None) -> None:
         if not isinstance(node, dict | list):
             continue
         if depth > limit:
-            raise BadJson(f"it is nested more than {limit} levels deep "
-                          "([api]/max_json_depth)")
+            raise BadJson(f"it is nested more than {limit} levels deep ([api]/max_json_depth)")
         if isinstance(node, dict):
             for key, item in node.items():
                 if "\x00" in key:
@@ -86,8 +85,9 @@ def loads(text: str | bytes) -> Any:
     try:
         value = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
     except RecursionError:
-        raise BadJson(f"it is nested more than {max_depth()} levels deep "
-                      "([api]/max_json_depth)") from None
+        raise BadJson(
+            f"it is nested more than {max_depth()} levels deep ([api]/max_json_depth)"
+        ) from None
     except BadJson:
         raise
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, too many int digits

@@ -115,12 +115,16 @@ def parse_header(value: str | None) -> Version:
         raise VersionError("Invalid value for OpenStack-API-Version header") from None
     if not MIN_VERSION <= version <= MAX_VERSION:
         if version.major != MIN_VERSION.major:
-            detail = (f"Mutually exclusive versions requested. Version {version} requested but "
-                      f"not supported by this service. The supported version range is: "
-                      f"{_RANGE}.")
+            detail = (
+                f"Mutually exclusive versions requested. Version {version} requested but "
+                f"not supported by this service. The supported version range is: "
+                f"{_RANGE}."
+            )
         else:
-            detail = (f"Version {version} was requested but the minor version is not "
-                      f"supported by this service. The supported version range is: {_RANGE}.")
+            detail = (
+                f"Version {version} was requested but the minor version is not "
+                f"supported by this service. The supported version range is: {_RANGE}."
+            )
         raise VersionError(detail, unsupported=True)
     return version
 

@@ -36,8 +36,9 @@ class _Front:
         # falls through to the API, which has no such route.
         self.health = healthcheck.Healthcheck(app, CONF)
 
-    def __call__(self, environ: dict[str, Any],
-                 start_response: Callable[..., Any]) -> Iterable[bytes]:
+    def __call__(
+        self, environ: dict[str, Any], start_response: Callable[..., Any]
+    ) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
         if path == HEALTHCHECK_PATH or path.startswith(HEALTHCHECK_PATH + "/"):
             return self.health(environ, start_response)

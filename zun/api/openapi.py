@@ -31,40 +31,63 @@ F = Callable[..., Any]
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["errors"],
-    "properties": {"errors": {"type": "array", "items": {
-        "type": "object",
-        "required": ["request_id", "code", "status", "title", "detail", "links"],
-        "properties": {
-            "request_id": {"type": "string"},
-            "code": {"type": "string", "description": "container.<kebab-case exception>, "
-                                                      "or container. for server errors"},
-            "status": {"type": "integer"},
-            "title": {"type": "string"},
-            "detail": {"type": "string"},
-            "links": {"type": "array"},
-            "min_version": {"type": "string"},
-            "max_version": {"type": "string"},
-        }}}},
+    "properties": {
+        "errors": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["request_id", "code", "status", "title", "detail", "links"],
+                "properties": {
+                    "request_id": {"type": "string"},
+                    "code": {
+                        "type": "string",
+                        "description": "container.<kebab-case exception>, "
+                        "or container. for server errors",
+                    },
+                    "status": {"type": "integer"},
+                    "title": {"type": "string"},
+                    "detail": {"type": "string"},
+                    "links": {"type": "array"},
+                    "min_version": {"type": "string"},
+                    "max_version": {"type": "string"},
+                },
+            },
+        }
+    },
 }
 
 _PARAM = re.compile(r"\{(\w+)\}")
 
 
-def describe(*, query: str | None = None, body: str | None = None, status: int = 200,
-             summary: str | None = None) -> Callable[[F], F]:
+def describe(
+    *,
+    query: str | None = None,
+    body: str | None = None,
+    status: int = 200,
+    summary: str | None = None,
+) -> Callable[[F], F]:
     """Attach the schema names and success status of a handler, for the document only."""
 
     def mark(handler: F) -> F:
         handler.__openapi__ = {  # type: ignore[attr-defined]
-            "query": query, "body": body, "status": status, "summary": summary}
+            "query": query,
+            "body": body,
+            "status": status,
+            "summary": summary,
+        }
         return handler
 
     return mark
 
 
 def _meta(handler: F) -> dict[str, Any]:
-    return {"query": None, "body": None, "status": 200, "summary": None,
-            **getattr(handler, "__openapi__", {})}
+    return {
+        "query": None,
+        "body": None,
+        "status": 200,
+        "summary": None,
+        **getattr(handler, "__openapi__", {}),
+    }
 
 
 def _summary(handler: F, meta: dict[str, Any]) -> str:
@@ -80,9 +103,15 @@ def _ref(name: str) -> dict[str, str]:
 
 def _query_parameters(schema_name: str) -> list[dict[str, Any]]:
     schema = validation.schema(schema_name)
-    return [{"name": name, "in": "query", "required": name in schema.get("required", []),
-             "schema": spec}
-            for name, spec in sorted(schema.get("properties", {}).items())]
+    return [
+        {
+            "name": name,
+            "in": "query",
+            "required": name in schema.get("required", []),
+            "schema": spec,
+        }
+        for name, spec in sorted(schema.get("properties", {}).items())
+    ]
 
 
 def _operation(path: str, method: str, variants: list[routing.Route]) -> dict[str, Any]:
@@ -91,33 +120,52 @@ def _operation(path: str, method: str, variants: list[routing.Route]) -> dict[st
     op: dict[str, Any] = {
         "operationId": f"{first.handler.__module__.rsplit('.', 1)[-1]}.{first.handler.__name__}",
         "summary": _summary(first.handler, meta),
-        "parameters": [{"name": name, "in": "path", "required": True,
-                        "schema": {"type": "string"}} for name in _PARAM.findall(path)],
+        "parameters": [
+            {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+            for name in _PARAM.findall(path)
+        ],
         "responses": {},
     }
     if first.versioned:
         op["x-openstack-microversions"] = [
-            {"min_version": str(v.min_version), "max_version": str(v.max_version),
-             "handler": v.handler.__name__} for v in variants]
-        op["parameters"].append({
-            "name": microversion.HEADER, "in": "header", "required": False,
-            "description": "container <major>.<minor> or container latest; absent means "
-                           f"{microversion.MIN_VERSION}",
-            "schema": {"type": "string"}})
+            {
+                "min_version": str(v.min_version),
+                "max_version": str(v.max_version),
+                "handler": v.handler.__name__,
+            }
+            for v in variants
+        ]
+        op["parameters"].append(
+            {
+                "name": microversion.HEADER,
+                "in": "header",
+                "required": False,
+                "description": "container <major>.<minor> or container latest; absent means "
+                f"{microversion.MIN_VERSION}",
+                "schema": {"type": "string"},
+            }
+        )
     if meta["query"]:
         op["parameters"].extend(_query_parameters(meta["query"]))
     body_names = sorted({_meta(v.handler)["body"] for v in variants} - {None})
     if body_names:
         schemas = [_ref(n) for n in body_names]
-        op["requestBody"] = {"required": True, "content": {"application/json": {
-            "schema": schemas[0] if len(schemas) == 1 else {"oneOf": schemas}}}}
+        op["requestBody"] = {
+            "required": True,
+            "content": {
+                "application/json": {
+                    "schema": schemas[0] if len(schemas) == 1 else {"oneOf": schemas}
+                }
+            },
+        }
     status = str(meta["status"])
     op["responses"][status] = {"description": "Success"}
     if meta["status"] != 204:
         op["responses"][status]["content"] = {"application/json": {"schema": {}}}
     op["responses"]["default"] = {
         "description": "An error in Zun's shape",
-        "content": {"application/json": {"schema": _ref("Error")}}}
+        "content": {"application/json": {"schema": _ref("Error")}},
+    }
     return op
 
 
@@ -148,7 +196,8 @@ def build_document() -> dict[str, Any]:
                 "(not an upstream OpenStack document). Microversions "
                 f"{microversion.MIN_VERSION} to {microversion.MAX_VERSION} are selected with "
                 "the OpenStack-API-Version header; every path also answers with a '.json' "
-                "suffix, a trailing slash, and without the /v1 prefix."),
+                "suffix, a trailing slash, and without the /v1 prefix."
+            ),
         },
         "servers": [{"url": "/"}],
         "paths": paths,

@@ -68,16 +68,18 @@ class ApiRequest(webob.Request):
             return  # WebOb's parse costs tens of microseconds a request
         if self.path_info.endswith(".json") or self.accept.acceptable_offers([JSON_TYPE]):
             return
-        message = (f"The service answers only {JSON_TYPE}, which the Accept header "
-                   f"({self.headers.get('Accept', '')}) does not allow.")
+        message = (
+            f"The service answers only {JSON_TYPE}, which the Accept header "
+            f"({self.headers.get('Accept', '')}) does not allow."
+        )
         raise HTTPError(406, message, title=message)
 
     def require_json(self) -> None:
         """415 unless the body is declared as JSON (the five create routes)."""
         if self.content_type != JSON_TYPE:
-            raise HTTPError(415, f"Unexpected content type: {self.content_type or 'none'}. "
-                                 f"Use {JSON_TYPE}.")
+            raise HTTPError(
+                415, f"Unexpected content type: {self.content_type or 'none'}. Use {JSON_TYPE}."
+            )
 
     def version_at_least(self, text: str) -> bool:
         return self.version >= Version.parse(text)
-

@@ -10,8 +10,9 @@ import webob
 JSON_CONTENT_TYPE = "application/json"
 
 
-def json_reply(body: Any, status: int = 200,
-               headers: list[tuple[str, str]] | None = None) -> webob.Response:
+def json_reply(
+    body: Any, status: int = 200, headers: list[tuple[str, str]] | None = None
+) -> webob.Response:
     resp = webob.Response(status=status, content_type=JSON_CONTENT_TYPE, charset=None)
     resp.body = json.dumps(body).encode()
     if headers:

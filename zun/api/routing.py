@@ -39,9 +39,15 @@ class Route:
 _REGISTRY: list[Route] = []
 
 
-def route(method: str, path: str, min_version: str | None = None,
-          max_version: str | None = None, *, versioned: bool = True,
-          greedy: tuple[str, ...] = ()) -> Callable[[Handler], Handler]:
+def route(
+    method: str,
+    path: str,
+    min_version: str | None = None,
+    max_version: str | None = None,
+    *,
+    versioned: bool = True,
+    greedy: tuple[str, ...] = (),
+) -> Callable[[Handler], Handler]:
     """Register the decorated function as the handler of ``method path`` for a version window."""
     low = Version.parse(min_version) if min_version else MIN_VERSION
     high = Version.parse(max_version) if max_version else MAX_VERSION
@@ -62,9 +68,11 @@ _MISROUTES: list[Route] = []
 
 def misroute(method: str, path: str) -> Callable[[Handler], Handler]:
     """Register the decorated function as the answer to ``method path``, which has no route."""
+
     def register(handler: Handler) -> Handler:
-        _MISROUTES.append(Route(method.upper(), path, handler, MIN_VERSION, MAX_VERSION,
-                                versioned=False))
+        _MISROUTES.append(
+            Route(method.upper(), path, handler, MIN_VERSION, MAX_VERSION, versioned=False)
+        )
         return handler
 
     return register
@@ -94,7 +102,7 @@ _PARAM = re.compile(r"\{(\w+)\}")
 def _compile(template: str, greedy: tuple[str, ...] = ()) -> re.Pattern[str]:
     out, pos = [], 0
     for match in _PARAM.finditer(template):
-        out.append(re.escape(template[pos:match.start()]))
+        out.append(re.escape(template[pos : match.start()]))
         name = match.group(1)
         out.append(f"(?P<{name}>.+)" if name in greedy else f"(?P<{name}>[^/]+)")
         pos = match.end()

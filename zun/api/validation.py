@@ -57,12 +57,12 @@ def _maximum(validator: Any, maximum: Any, instance: Any, schema: dict) -> Any:
     if _not_finite(number):
         return
     if number is not None and number > maximum:
-        yield jsonschema.ValidationError(
-            f"{instance!r} is greater than the maximum of {maximum!r}")
+        yield jsonschema.ValidationError(f"{instance!r} is greater than the maximum of {maximum!r}")
 
 
 _Validator = validators.extend(
-    jsonschema.Draft4Validator, {"minimum": _minimum, "maximum": _maximum})
+    jsonschema.Draft4Validator, {"minimum": _minimum, "maximum": _maximum}
+)
 
 
 #: Schemas whose cpu/memory/disk size one container: the per-container bounds apply there.
@@ -105,8 +105,7 @@ def _validators() -> dict[str, Any]:
     schemas = json.loads(_SCHEMA_FILE.read_text())
     _apply_config(schemas)
     checker = jsonschema.FormatChecker(("ipv4", "ipv6"))
-    return {name: _Validator(schema, format_checker=checker)
-            for name, schema in schemas.items()}
+    return {name: _Validator(schema, format_checker=checker) for name, schema in schemas.items()}
 
 
 def validator_for(schema: dict[str, Any]) -> Any:
@@ -131,8 +130,10 @@ def _message(error: jsonschema.ValidationError, query: bool) -> str:
     if error.path:
         field = error.path[-1]
         if query:
-            return (f"Invalid input for query parameters '{field}'. Value: "
-                    f"'{error.instance}'. {error.message}")
+            return (
+                f"Invalid input for query parameters '{field}'. Value: "
+                f"'{error.instance}'. {error.message}"
+            )
         return f"Invalid input for field '{field}'.Value: '{error.instance}'. {error.message}"
     return error.message
 

@@ -29,14 +29,19 @@ DEFAULT_STATE_DIR = "/var/lib/zun"
 
 def _parse_own_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser = argparse.ArgumentParser(prog="zun-all", add_help=False)
-    parser.add_argument("--state-dir", default=None,
-                        help="where the database, volumes and lock live (default: "
-                             f"[DEFAULT]/state_path, itself {DEFAULT_STATE_DIR} by default)")
+    parser.add_argument(
+        "--state-dir",
+        default=None,
+        help="where the database, volumes and lock live (default: "
+        f"[DEFAULT]/state_path, itself {DEFAULT_STATE_DIR} by default)",
+    )
     parser.add_argument("--port", type=int, default=None, help="API port (default 9517)")
-    parser.add_argument("--bind", default=None,
-                        help="API and console proxy address (default 127.0.0.1)")
-    parser.add_argument("--wsproxy-port", type=int, default=None,
-                        help="console proxy port (default 6784)")
+    parser.add_argument(
+        "--bind", default=None, help="API and console proxy address (default 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--wsproxy-port", type=int, default=None, help="console proxy port (default 6784)"
+    )
     own, rest = parser.parse_known_args(argv)
     if "-h" in rest or "--help" in rest:
         # oslo.config prints the configuration options next; ours come first.
@@ -88,8 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     if not common.scheduler_config_ok("zun-all"):
         return 2
     # Private before anything is written into it: the database holds encrypted secrets.
-    state_files.secure(state_dir, sqlite=CONF.database.connection
-                       == f"sqlite:///{state_dir / state_files.DB_FILE}")
+    state_files.secure(
+        state_dir, sqlite=CONF.database.connection == f"sqlite:///{state_dir / state_files.DB_FILE}"
+    )
     lock = StateLock(state_dir)
     try:
         lock.acquire()
@@ -117,8 +123,11 @@ def _run(state_dir: Path) -> int:
     migration.upgrade("head")
     rpc.init(CONF)
     components: list[runner.Component] = [ComputeAgent(common.hostname())]
-    components.append(ApiServer(build_app(), CONF.api.host_ip, CONF.api.port,
-                                threads=max(4, CONF.api.workers or 8)))
+    components.append(
+        ApiServer(
+            build_app(), CONF.api.host_ip, CONF.api.port, threads=max(4, CONF.api.workers or 8)
+        )
+    )
     components.append(NodeMonitor())
     proxy = _console_proxy()
     if proxy is not None:
@@ -128,9 +137,11 @@ def _run(state_dir: Path) -> int:
         rpc.cleanup()
         engine.dispose()
 
-    return runner.run(components, on_exit=_cleanup,
-                      ready=lambda: LOG.info("zun-all ready on http://%s:%s",
-                                             CONF.api.host_ip, CONF.api.port))
+    return runner.run(
+        components,
+        on_exit=_cleanup,
+        ready=lambda: LOG.info("zun-all ready on http://%s:%s", CONF.api.host_ip, CONF.api.port),
+    )
 
 
 def _console_proxy() -> runner.Component | None:

@@ -70,8 +70,14 @@ def serve(sock: socket.socket, seat: Seat | None = None) -> int:
         rpc.cleanup()
         engine.dispose()
 
-    server = ApiServer(build_app(), CONF.api.host_ip, CONF.api.port,
-                       threads=THREADS_PER_WORKER, sock=sock, seat=seat)
+    server = ApiServer(
+        build_app(),
+        CONF.api.host_ip,
+        CONF.api.port,
+        threads=THREADS_PER_WORKER,
+        sock=sock,
+        seat=seat,
+    )
     # The modules, configuration and application live as long as the process: take them out
     # of the collector's reach. A 1000-row page allocates enough objects to trigger full
     # collections, each of which walked every one of them (about a quarter of the page's

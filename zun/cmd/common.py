@@ -11,8 +11,9 @@ from zun.common import log as zun_log
 from zun.conf import CONF, parse_args
 
 
-def prepare(argv: Sequence[str] | None = None,
-            default_config_files: list[str] | None = None) -> None:
+def prepare(
+    argv: Sequence[str] | None = None, default_config_files: list[str] | None = None
+) -> None:
     argv = list(sys.argv if argv is None else argv)
     parse_args(argv, default_config_files)
     zun_log.setup(debug=CONF.debug, log_file=_log_file(os.path.basename(argv[0])))

@@ -48,11 +48,19 @@ def _add_parsers(subparsers: argparse._SubParsersAction) -> None:
     )
 
     reencrypt = subparsers.add_parser(
-        "reencrypt", help="re-encrypt registry passwords under the key in use")
-    reencrypt.add_argument("--old-key-file", action="append", default=[],
-                           help="a file holding a previous key (repeatable)")
-    reencrypt.add_argument("--state-dir", default=None,
-                           help="an embedded zun-all state directory: its database and key")
+        "reencrypt", help="re-encrypt registry passwords under the key in use"
+    )
+    reencrypt.add_argument(
+        "--old-key-file",
+        action="append",
+        default=[],
+        help="a file holding a previous key (repeatable)",
+    )
+    reencrypt.add_argument(
+        "--state-dir",
+        default=None,
+        help="an embedded zun-all state directory: its database and key",
+    )
 
 
 COMMAND_OPT = cfg.SubCommandOpt(
@@ -71,13 +79,17 @@ def _reencrypt(command: Any) -> int:
 
     if command.state_dir:
         state_dir = Path(command.state_dir).resolve()
-        CONF.set_default("connection", f"sqlite:///{state_dir / state_files.DB_FILE}",
-                         group="database")
+        CONF.set_default(
+            "connection", f"sqlite:///{state_dir / state_files.DB_FILE}", group="database"
+        )
         state_files.use_state_key(CONF, state_dir, create=True)
     new_key = str(CONF.auth_encryption_key or "")
     if not new_key or new_key == crypt.DEFAULT_KEY:
-        print("zun-db-manage: set [DEFAULT]/auth_encryption_key to a key of your own first "
-              "(the public default protects nothing)", file=sys.stderr)
+        print(
+            "zun-db-manage: set [DEFAULT]/auth_encryption_key to a key of your own first "
+            "(the public default protects nothing)",
+            file=sys.stderr,
+        )
         return 1
     old_keys = [Path(f).read_text().strip() for f in command.old_key_file]
     engine = _engine()
@@ -88,8 +100,11 @@ def _reencrypt(command: Any) -> int:
         engine.dispose()
     print(f"{changed} registry password(s) re-encrypted")
     if unreadable:
-        print(f"{len(unreadable)} registry password(s) could not be decrypted with any key "
-              f"given, left unchanged: {', '.join(unreadable)}", file=sys.stderr)
+        print(
+            f"{len(unreadable)} registry password(s) could not be decrypted with any key "
+            f"given, left unchanged: {', '.join(unreadable)}",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

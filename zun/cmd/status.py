@@ -27,8 +27,10 @@ def _check_database() -> tuple[int, str]:
     if current is None:
         return FAILURE, "The database has no schema yet: run `zun-db-manage upgrade`."
     if current != head:
-        return FAILURE, (f"The database schema is at {current}, this release needs {head}: "
-                         "run `zun-db-manage upgrade`.")
+        return FAILURE, (
+            f"The database schema is at {current}, this release needs {head}: "
+            "run `zun-db-manage upgrade`."
+        )
     return SUCCESS, f"Database schema is at head ({head})."
 
 
@@ -47,8 +49,13 @@ def _rows_by_key() -> tuple[int, int] | None:
         return None
     try:
         with engine.connect() as conn:
-            tokens = conn.execute(sa.select(models.Registry.password)
-                                  .where(models.Registry.password.is_not(None))).scalars().all()
+            tokens = (
+                conn.execute(
+                    sa.select(models.Registry.password).where(models.Registry.password.is_not(None))
+                )
+                .scalars()
+                .all()
+            )
     except Exception:
         return None
     finally:
@@ -70,22 +77,29 @@ def _check_auth_key() -> tuple[int, str]:
     from zun.conf import CONF
 
     if not CONF.auth_encryption_key:
-        return WARNING, ("[DEFAULT]/auth_encryption_key is empty: registry passwords cannot be "
-                         "stored.")
+        return WARNING, (
+            "[DEFAULT]/auth_encryption_key is empty: registry passwords cannot be stored."
+        )
     if CONF.auth_encryption_key == crypt.DEFAULT_KEY:
-        return WARNING, ("[DEFAULT]/auth_encryption_key is the public default key: anyone who "
-                         "reads the database can decrypt registry passwords. Set a key of 32 "
-                         "random characters, then run `zun-db-manage reencrypt`.")
+        return WARNING, (
+            "[DEFAULT]/auth_encryption_key is the public default key: anyone who "
+            "reads the database can decrypt registry passwords. Set a key of 32 "
+            "random characters, then run `zun-db-manage reencrypt`."
+        )
     counts = _rows_by_key()
     if counts is not None:
         legacy, unreadable = counts
         if unreadable:
-            return WARNING, (f"{unreadable} registry password(s) cannot be decrypted with "
-                             "[DEFAULT]/auth_encryption_key: was the key changed without "
-                             "`zun-db-manage reencrypt --old-key-file ...`?")
+            return WARNING, (
+                f"{unreadable} registry password(s) cannot be decrypted with "
+                "[DEFAULT]/auth_encryption_key: was the key changed without "
+                "`zun-db-manage reencrypt --old-key-file ...`?"
+            )
         if legacy:
-            return WARNING, (f"{legacy} registry password(s) are still encrypted with the public "
-                             "default key: run `zun-db-manage reencrypt`.")
+            return WARNING, (
+                f"{legacy} registry password(s) are still encrypted with the public "
+                "default key: run `zun-db-manage reencrypt`."
+            )
     return SUCCESS, "auth_encryption_key is set and is not the public default."
 
 
@@ -93,16 +107,18 @@ CHECKS = (("Database schema", _check_database), ("Registry password key", _check
 
 
 SUBCOMMAND = ["upgrade", "check"]
-USAGE = ("usage: zun-status [--config-file FILE ...] upgrade check [--config-file FILE ...] "
-         "[--state-dir DIR]")
+USAGE = (
+    "usage: zun-status [--config-file FILE ...] upgrade check [--config-file FILE ...] "
+    "[--state-dir DIR]"
+)
 
 
 def split_subcommand(args: list[str]) -> list[str] | None:
     """The options around ``upgrade check`` (before it, as oslo.upgradecheck takes them, or
     after it), or None when the subcommand is missing."""
     for i in range(len(args) - 1):
-        if args[i:i + 2] == SUBCOMMAND:
-            return args[:i] + args[i + 2:]
+        if args[i : i + 2] == SUBCOMMAND:
+            return args[:i] + args[i + 2 :]
     return None
 
 

@@ -40,5 +40,11 @@ class RequestContext(oslo_context.RequestContext):
 
 def get_admin_context(all_projects: bool = True) -> RequestContext:
     """A context for the service's own work (periodic tasks, recovery)."""
-    return RequestContext(user_id=None, project_id=None, is_admin=True, roles=["admin"],
-                          all_projects=all_projects, overwrite=False)
+    return RequestContext(
+        user_id=None,
+        project_id=None,
+        is_admin=True,
+        roles=["admin"],
+        all_projects=all_projects,
+        overwrite=False,
+    )

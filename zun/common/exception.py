@@ -38,8 +38,9 @@ class ZunException(Exception):
                 message = self.message % kwargs
             except (KeyError, TypeError, ValueError):
                 # A template whose keys do not match still yields a readable message.
-                LOG.debug("Message template of %s did not match %s", type(self).__name__,
-                          sorted(kwargs))
+                LOG.debug(
+                    "Message template of %s did not match %s", type(self).__name__, sorted(kwargs)
+                )
                 message = self.message
         elif not isinstance(message, str):
             message = str(message)
@@ -61,76 +62,87 @@ class NotFound(ZunException):
     message = "Resource could not be found."
     code = 404
 
+
 class ObjectNotFound(ZunException):
-    message = 'The %(name)s %(id)s could not be found.'
+    message = "The %(name)s %(id)s could not be found."
     code = 500
 
+
 class ObjectNotUnique(ZunException):
-    message = 'The %(name)s already exists.'
+    message = "The %(name)s already exists."
     code = 500
 
 
 class ResourceNotFound(ObjectNotFound):
-    message = 'The %(name)s resource %(id)s could not be found.'
+    message = "The %(name)s resource %(id)s could not be found."
     code = 404
 
+
 class ResourceExists(ObjectNotUnique):
-    message = 'The %(name)s resource already exists.'
+    message = "The %(name)s resource already exists."
     code = 409
 
+
 class AuthorizationFailure(ZunException):
-    message = '%(client)s connection failed. %(message)s'
+    message = "%(client)s connection failed. %(message)s"
     code = 500
 
 
 class Invalid(ZunException):
-    message = 'Unacceptable parameters.'
+    message = "Unacceptable parameters."
     code = 400
+
 
 class InvalidValue(Invalid):
     message = "Received value '%(value)s' is invalid for type %(type)s."
     code = 400
 
+
 class ValidationError(Invalid):
-    message = '%(detail)s'
+    message = "%(detail)s"
     code = 400
+
 
 class SchemaValidationError(ValidationError):
-    message = '%(detail)s'
+    message = "%(detail)s"
     code = 400
 
+
 class InvalidUUID(Invalid):
-    message = 'Expected a uuid but received %(uuid)s.'
+    message = "Expected a uuid but received %(uuid)s."
     code = 400
 
 
 class HTTPNotFound(ResourceNotFound):
-    message = 'The %(name)s resource %(id)s could not be found.'
+    message = "The %(name)s resource %(id)s could not be found."
     code = 404
 
+
 class Conflict(ZunException):
-    message = 'Conflict.'
+    message = "Conflict."
     code = 409
 
 
 class InvalidParameterValue(Invalid):
-    message = '%(err)s'
+    message = "%(err)s"
     code = 400
+
 
 class InvalidParamInVersion(Invalid):
     message = (
-        'Invalid param %(param)s because current request version is %(req_version)s. '
-        '%(param)s is only supported from version %(min_version)s'
+        "Invalid param %(param)s because current request version is %(req_version)s. "
+        "%(param)s is only supported from version %(min_version)s"
     )
     code = 400
 
+
 class InvalidQuotaValue(Invalid):
-    message = 'Change would make usage less than 0 for the following resources: %(unders)s'
+    message = "Change would make usage less than 0 for the following resources: %(unders)s"
     code = 400
 
 
 class NotAuthorized(ZunException):
-    message = 'Not authorized.'
+    message = "Not authorized."
     code = 403
 
 
@@ -138,209 +150,237 @@ class PolicyNotAuthorized(NotAuthorized):
     message = "Policy doesn't allow %(action)s to be performed."
     code = 403
 
+
 class ContainerNotFound(HTTPNotFound):
-    message = 'Container %(container)s could not be found.'
+    message = "Container %(container)s could not be found."
     code = 404
+
 
 class ContainerHostNotUp(ZunException):
-    message = 'Container %(container)s host %(host)s is not up.'
+    message = "Container %(container)s host %(host)s is not up."
     code = 500
 
+
 class ComputeNodeNotFound(HTTPNotFound):
-    message = 'Compute node %(compute_node)s could not be found.'
+    message = "Compute node %(compute_node)s could not be found."
     code = 404
+
 
 class NetworkNotFound(HTTPNotFound):
-    message = 'Neutron network %(network)s could not be found.'
+    message = "Neutron network %(network)s could not be found."
     code = 404
+
 
 class RegistryNotFound(HTTPNotFound):
-    message = 'Registry %(registry)s could not be found.'
+    message = "Registry %(registry)s could not be found."
     code = 404
+
 
 class NetworkAlreadyExists(ResourceExists):
-    message = 'A network with %(field)s %(value)s already exists.'
+    message = "A network with %(field)s %(value)s already exists."
     code = 409
 
+
 class PortNotFound(HTTPNotFound):
-    message = 'Neutron port %(port)s could not be found.'
+    message = "Neutron port %(port)s could not be found."
     code = 404
 
+
 class PortNotUsable(Invalid):
-    message = 'Port %(port)s not usable for the container.'
+    message = "Port %(port)s not usable for the container."
     code = 400
+
 
 class PortInUse(Invalid):
-    message = 'Port %(port)s is still in use.'
+    message = "Port %(port)s is still in use."
     code = 400
 
+
 class PortBindingFailed(Invalid):
-    message = ('Binding failed for port %(port)s, please check neutron logs for more '
-               'information.')
+    message = "Binding failed for port %(port)s, please check neutron logs for more information."
     code = 400
 
 
 class VolumeNotFound(HTTPNotFound):
-    message = 'Volume %(volume)s could not be found.'
+    message = "Volume %(volume)s could not be found."
     code = 404
 
+
 class ImageNotFound(Invalid):
-    message = 'Image %(image)s could not be found.'
+    message = "Image %(image)s could not be found."
     code = 400
 
+
 class OperationNotSupported(ZunException):
-    message = 'The operation is not supported.'
+    message = "The operation is not supported."
     code = 500
 
+
 class ZunServiceNotFound(HTTPNotFound):
-    message = 'Zun service %(binary)s on host %(host)s could not be found.'
+    message = "Zun service %(binary)s on host %(host)s could not be found."
     code = 404
 
 
 class ContainerAlreadyExists(ResourceExists):
-    message = 'A container with %(field)s %(value)s already exists.'
+    message = "A container with %(field)s %(value)s already exists."
     code = 409
 
 
 class ImageAlreadyExists(ResourceExists):
-    message = 'An image with tag %(tag)s and repo %(repo)s already exists.'
+    message = "An image with tag %(tag)s and repo %(repo)s already exists."
     code = 409
 
 
 class RegistryAlreadyExists(ResourceExists):
-    message = 'A registry with %(field)s %(value)s already exists.'
+    message = "A registry with %(field)s %(value)s already exists."
     code = 409
 
 
 class VolumeNotUsable(Invalid):
-    message = 'Volume %(volume)s not usable for the container.'
+    message = "Volume %(volume)s not usable for the container."
     code = 400
 
 
 class InvalidStateException(ZunException):
-    message = 'Cannot %(action)s container %(id)s in %(actual_state)s state'
+    message = "Cannot %(action)s container %(id)s in %(actual_state)s state"
     code = 409
 
+
 class DockerError(ZunException):
-    message = 'Docker internal error: %(error_msg)s.'
+    message = "Docker internal error: %(error_msg)s."
     code = 500
+
 
 class EngineUnavailable(DockerError):
     # Added by the rewrite: the node is up but its engine does not answer (stopped,
     # restarting); a 503 the client can retry, with a message written for it.
-    message = 'The container engine of host %(host)s is not answering: %(reason)s'
+    message = "The container engine of host %(host)s is not answering: %(reason)s"
     code = 503
     public_message = True
 
 
 class NoValidHost(ZunException):
-    message = 'No valid host was found. %(reason)s'
+    message = "No valid host was found. %(reason)s"
     code = 500
 
+
 class NoInteractiveFlag(Invalid):
-    message = '%(msg)s'
+    message = "%(msg)s"
     code = 400
 
 
 class SchedulerHostFilterNotFound(NotFound):
-    message = 'Scheduler Host Filter %(filter_name)s could not be found.'
+    message = "Scheduler Host Filter %(filter_name)s could not be found."
     code = 404
 
 
 class ConnectionFailed(ZunException):
-    message = 'Failed to connect to remote host'
+    message = "Failed to connect to remote host"
     code = 500
 
 
 class InvalidCapsuleTemplate(ZunException):
-    message = 'Invalid capsule template: %(reason)s.'
+    message = "Invalid capsule template: %(reason)s."
     code = 500
 
+
 class FailedParseStringToJson(ZunException):
-    message = 'Failed parse string to json: %(reason)s.'
+    message = "Failed parse string to json: %(reason)s."
     code = 500
 
 
 class VolumeCreateFailed(Invalid):
-    message = 'Volume Creation failed: %(creation_failed)s'
+    message = "Volume Creation failed: %(creation_failed)s"
     code = 400
+
 
 class VolumeDeleteFailed(Invalid):
-    message = 'Volume Deletion failed: %(deletion_failed)s'
+    message = "Volume Deletion failed: %(deletion_failed)s"
     code = 400
+
 
 class SecurityGroupCannotBeApplied(Invalid):
-    message = 'Security groups cannot apply to the container.'
+    message = "Security groups cannot apply to the container."
     code = 400
 
+
 class SecurityGroupCannotBeRemoved(Invalid):
-    message = 'Security groups cannot be removed from the container.'
+    message = "Security groups cannot be removed from the container."
     code = 400
 
 
 class OverQuota(ZunException):
-    message = 'Quota exceeded for resources: %(overs)s'
+    message = "Quota exceeded for resources: %(overs)s"
     code = 403
 
 
 class Base64Exception(Invalid):
-    message = 'Invalid Base 64 file data'
+    message = "Invalid Base 64 file data"
     code = 400
 
+
 class InvalidEncryptionKey(ZunException):
-    message = 'Can not decrypt data with the auth_encryption_key in zun config.'
+    message = "Can not decrypt data with the auth_encryption_key in zun config."
     code = 500
+
 
 class InvalidReference(ZunException):
-    message = 'invalid reference'
+    message = "invalid reference"
     code = 500
+
 
 class ReferenceInvalidFormat(InvalidReference):
-    message = 'invalid reference format'
+    message = "invalid reference format"
     code = 500
+
 
 class NameEmpty(InvalidReference):
-    message = 'repository name must have at least one component'
+    message = "repository name must have at least one component"
     code = 500
 
+
 class NameTooLong(InvalidReference):
-    message = 'repository name must not be more than %(length_max)s characters'
+    message = "repository name must not be more than %(length_max)s characters"
     code = 500
 
 
 class RequestedHostNotFound(NotFound):
-    message = 'Requested host %(host)s could not be found.'
+    message = "Requested host %(host)s could not be found."
     code = 404
 
 
 # Added by the rewrite: the original answered a 500 for both.
 class ImageFormatNotSupported(Invalid):
-    message = ('Image %(image)s is not a Docker image (its container_format is '
-               '%(container_format)s); Zun runs only Glance images with container_format docker.')
+    message = (
+        "Image %(image)s is not a Docker image (its container_format is "
+        "%(container_format)s); Zun runs only Glance images with container_format docker."
+    )
     code = 400
+
 
 class TokenRefused(ZunException):
     """Keystone refused the request's token when zun-api used it toward another service (it
     expired or was revoked after keystonemiddleware accepted it, or no middleware checked it)."""
-    message = 'Keystone refused the request\'s token: %(reason)s'
+
+    message = "Keystone refused the request's token: %(reason)s"
     code = 401
 
 
 class NeutronUnavailable(ZunException):
     # Added by the rewrite: Neutron (or the Keystone in front of it) does not answer; a 503
     # the client can retry, never the generic 500.
-    message = 'The network service (Neutron) is unavailable: %(reason)s'
+    message = "The network service (Neutron) is unavailable: %(reason)s"
     code = 503
     public_message = True
 
 
 class ExternalNetworkAttachForbidden(NotAuthorized):
-    message = 'It is not allowed to create an interface on external network %(network_uuid)s'
+    message = "It is not allowed to create an interface on external network %(network_uuid)s"
     code = 403
 
 
 class GlanceUnavailable(ZunException):
-    message = 'The image service (Glance) is unavailable: %(reason)s'
+    message = "The image service (Glance) is unavailable: %(reason)s"
     code = 503
     # Clients get the reason (and the request id), not the generic 500 text.
     public_message = True
@@ -348,7 +388,7 @@ class GlanceUnavailable(ZunException):
 
 # Added by the rewrite ([scheduler]/use_placement): a clear 503 the client can retry.
 class PlacementUnavailable(ZunException):
-    message = 'The placement service is unavailable: %(reason)s'
+    message = "The placement service is unavailable: %(reason)s"
     code = 503
     public_message = True
 

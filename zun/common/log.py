@@ -38,6 +38,14 @@ def setup(debug: bool = False, stream=None, log_file: str | None = None) -> None
     handler.setFormatter(logging.Formatter(FORMAT))
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if debug else logging.INFO)
-    for noisy in ("oslo_policy", "stevedore", "urllib3", "docker", "amqp", "kombu",
-                  "oslo_messaging", "waitress"):
+    for noisy in (
+        "oslo_policy",
+        "stevedore",
+        "urllib3",
+        "docker",
+        "amqp",
+        "kombu",
+        "oslo_messaging",
+        "waitress",
+    ):
         logging.getLogger(noisy).setLevel(logging.WARNING)

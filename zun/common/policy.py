@@ -78,7 +78,8 @@ class _Enforcer(policy.Enforcer):
         if self._cacheable is None:
             self._cacheable = not any(
                 "http:" in text or "https:" in text
-                for text in (str(rule) for rule in self.rules.values()))
+                for text in (str(rule) for rule in self.rules.values())
+            )
         return self._cacheable
 
 
@@ -129,17 +130,30 @@ def _memo_key(context: RequestContext, target: dict[str, Any] | None) -> Hashabl
     """What a decision depends on: the credentials and the target (None: not hashable)."""
     try:
         target_key = None if target is None else tuple(sorted(target.items()))
-        key = (context.user_id, context.user_domain_id, context.project_id,
-               context.project_domain_id, tuple(context.roles), context.system_scope,
-               context.is_admin, target_key)
+        key = (
+            context.user_id,
+            context.user_domain_id,
+            context.project_id,
+            context.project_domain_id,
+            tuple(context.roles),
+            context.system_scope,
+            context.is_admin,
+            target_key,
+        )
         hash(key)
     except TypeError:
         return None
     return key
 
 
-def authorize(context: RequestContext, action: str, target: dict[str, Any] | None = None,
-              *, might_not_exist: bool = False, fatal: bool = True) -> bool:
+def authorize(
+    context: RequestContext,
+    action: str,
+    target: dict[str, Any] | None = None,
+    *,
+    might_not_exist: bool = False,
+    fatal: bool = True,
+) -> bool:
     """Check ``action`` for ``context``; raise PolicyNotAuthorized when ``fatal``."""
     enforcer = get_enforcer()
     enforcer.load_rules()  # at most once a second; a rule added to policy.yaml counts at once
@@ -161,8 +175,9 @@ def authorize(context: RequestContext, action: str, target: dict[str, Any] | Non
     return bool(allowed)
 
 
-def _decide(enforcer: _Enforcer, context: RequestContext, action: str,
-            target: dict[str, Any]) -> bool:
+def _decide(
+    enforcer: _Enforcer, context: RequestContext, action: str, target: dict[str, Any]
+) -> bool:
     if action in enforcer.registered_rules:
         allowed = enforcer.authorize(action, target, _credentials(context), do_raise=False)
     elif action in enforcer.rules:
@@ -178,8 +193,12 @@ def check_is_admin(context: RequestContext) -> bool:
     return authorize(context, "context_is_admin", fatal=False)
 
 
-def hidden_fields(context: RequestContext, prefix: str, fields: Iterable[str],
-                  target: dict[str, Any] | None = None) -> frozenset[str]:
+def hidden_fields(
+    context: RequestContext,
+    prefix: str,
+    fields: Iterable[str],
+    target: dict[str, Any] | None = None,
+) -> frozenset[str]:
     """The fields of a view that ``prefix:<field>`` rules hide from this caller.
 
     The default field rules are admin-only and do not depend on the row, so a list evaluates
@@ -216,7 +235,8 @@ def field_rules_depend_on_target(prefix: str) -> bool:
     memo_key = ("depends", prefix)
     if memo_key in decisions:
         return decisions[memo_key]
-    result = any(name.startswith(prefix + ":") and "%(" in str(rule)
-                 for name, rule in enforcer.rules.items())
+    result = any(
+        name.startswith(prefix + ":") and "%(" in str(rule) for name, rule in enforcer.rules.items()
+    )
     decisions[memo_key] = result
     return result

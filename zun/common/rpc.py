@@ -91,8 +91,11 @@ def init(conf: cfg.ConfigOpts, transport_url: str | None = None) -> messaging.Tr
     messaging.set_transport_defaults(control_exchange=CONTROL_EXCHANGE)
     _register_library_opts(conf)
     transport = messaging.get_rpc_transport(
-        conf, url=transport_url, allowed_remote_exmods=ALLOWED_EXMODS,
-        transport_cls=rpc_inprocess.InProcessTransport)
+        conf,
+        url=transport_url,
+        allowed_remote_exmods=ALLOWED_EXMODS,
+        transport_cls=rpc_inprocess.InProcessTransport,
+    )
     with _LOCK:
         previous, _TRANSPORT, _CONF = _TRANSPORT, transport, conf
     if previous is not None:
@@ -155,8 +158,9 @@ def default_host(conf: cfg.ConfigOpts | None = None) -> str:
 
 
 def response_timeout(conf: cfg.ConfigOpts | None = None) -> float:
-    return float(conf_value(conf or get_conf(), None, "rpc_response_timeout",
-                            DEFAULT_RESPONSE_TIMEOUT))
+    return float(
+        conf_value(conf or get_conf(), None, "rpc_response_timeout", DEFAULT_RESPONSE_TIMEOUT)
+    )
 
 
 def is_in_process(transport: messaging.Transport) -> bool:
@@ -217,12 +221,16 @@ def _mark_server_side(exc: BaseException | None) -> None:
             LOG.debug("Cannot tag %s as raised by an RPC endpoint", type(exc).__name__)
 
 
-def build_server(transport: messaging.Transport, target: messaging.Target,
-                 endpoints: Iterable[object],
-                 serializer: messaging.Serializer | None = None) -> _rpc_server.RPCServer:
+def build_server(
+    transport: messaging.Transport,
+    target: messaging.Target,
+    endpoints: Iterable[object],
+    serializer: messaging.Serializer | None = None,
+) -> _rpc_server.RPCServer:
     """An oslo.messaging RPC server on the threading executor (see :mod:`rpc_service`)."""
-    dispatcher = _MarkingDispatcher(list(endpoints), serializer or get_serializer(),
-                                    messaging.DefaultRPCAccessPolicy)
+    dispatcher = _MarkingDispatcher(
+        list(endpoints), serializer or get_serializer(), messaging.DefaultRPCAccessPolicy
+    )
     # Positional executor: the keyword form is flagged as deprecated by oslo.messaging.
     server = _rpc_server.RPCServer(transport, target, dispatcher, "threading")
     if server.executor_type != "threading":  # pragma: no cover - guards a library change
@@ -232,9 +240,11 @@ def build_server(transport: messaging.Transport, target: messaging.Target,
 
 def is_remote_exception(exc: BaseException) -> bool:
     """True for an exception that crossed the bus (``<Class>_Remote`` or ``RemoteError``)."""
-    return (isinstance(exc, messaging.RemoteError)
-            or type(exc).__name__.endswith(REMOTE_POSTFIX)
-            or _TRACEBACK_MARK in _first_text(exc))
+    return (
+        isinstance(exc, messaging.RemoteError)
+        or type(exc).__name__.endswith(REMOTE_POSTFIX)
+        or _TRACEBACK_MARK in _first_text(exc)
+    )
 
 
 def raised_by_server(exc: BaseException) -> bool:

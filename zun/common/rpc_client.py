@@ -21,29 +21,45 @@ HostCheck = Callable[[str], bool]
 
 
 class ComputeRPCClient:
-    def __init__(self, transport: messaging.Transport | None = None, *,
-                 topic: str | None = None,
-                 serializer: messaging.Serializer | None = None,
-                 is_host_up: HostCheck | None = None,
-                 timeout: float | None = None,
-                 retry: int | None = None) -> None:
+    def __init__(
+        self,
+        transport: messaging.Transport | None = None,
+        *,
+        topic: str | None = None,
+        serializer: messaging.Serializer | None = None,
+        is_host_up: HostCheck | None = None,
+        timeout: float | None = None,
+        retry: int | None = None,
+    ) -> None:
         """``retry`` bounds reconnection attempts to the broker (None: oslo's default)."""
         self._transport = transport or rpc.get_transport()
         self.topic = topic or rpc.compute_topic(self._transport.conf)
         self._is_host_up = is_host_up
         self._in_process = rpc.is_in_process(self._transport)
         self._client = messaging.get_rpc_client(
-            self._transport, messaging.Target(topic=self.topic),
-            serializer=serializer or rpc.get_serializer(), retry=retry)
+            self._transport,
+            messaging.Target(topic=self.topic),
+            serializer=serializer or rpc.get_serializer(),
+            retry=retry,
+        )
         # The client registers rpc_response_timeout, so it can be read only now.
-        self.timeout = float(timeout if timeout is not None
-                             else rpc.response_timeout(self._transport.conf))
+        self.timeout = float(
+            timeout if timeout is not None else rpc.response_timeout(self._transport.conf)
+        )
         # Mandatory publishing: RabbitMQ bounces a message no queue is bound for, so a host
         # that never listened fails at once instead of after the whole timeout.
         self._options = messaging.TransportOptions(at_least_once=True)
 
-    def call(self, context: Any, host: str, method: str, /, *, timeout: float | None = None,
-             **kwargs: Any) -> Any:
+    def call(
+        self,
+        context: Any,
+        host: str,
+        method: str,
+        /,
+        *,
+        timeout: float | None = None,
+        **kwargs: Any,
+    ) -> Any:
         """Run ``method`` on ``host`` and return its result."""
         self._check_host(host, method)
         wait = self.timeout if timeout is None else float(timeout)
@@ -52,7 +68,8 @@ class ComputeRPCClient:
             return cctxt.call(context, method, **kwargs)
         except messaging.MessagingTimeout as exc:
             raise rpc.HostUnreachable(
-                host=host, method=method, reason=f"no reply within {wait:g} seconds") from exc
+                host=host, method=method, reason=f"no reply within {wait:g} seconds"
+            ) from exc
         except Exception as exc:
             raise self._translate(exc, host, method) from exc
 
@@ -73,14 +90,20 @@ class ComputeRPCClient:
 
     def _translate(self, exc: Exception, host: str, method: str) -> BaseException:
         if isinstance(exc, messaging.MessageUndeliverable):
-            return rpc.HostUnreachable(host=host, method=method,
-                                       reason=f"nothing listens on {self.topic}.{host}")
+            return rpc.HostUnreachable(
+                host=host, method=method, reason=f"nothing listens on {self.topic}.{host}"
+            )
         if rpc.raised_by_server(exc) or rpc.is_remote_exception(exc):
-            return rpc.to_remote_exception(exc) if self._in_process and \
-                not rpc.is_remote_exception(exc) else exc
-        if isinstance(exc, messaging.MessageDeliveryFailure | OSError) or \
-                type(exc).__module__.partition(".")[0] in ("kombu", "amqp"):
+            return (
+                rpc.to_remote_exception(exc)
+                if self._in_process and not rpc.is_remote_exception(exc)
+                else exc
+            )
+        if isinstance(exc, messaging.MessageDeliveryFailure | OSError) or type(
+            exc
+        ).__module__.partition(".")[0] in ("kombu", "amqp"):
             # The broker itself is gone once the bounded ``retry`` ran out.
-            return rpc.HostUnreachable(host=host, method=method,
-                                       reason="the message bus is unreachable")
+            return rpc.HostUnreachable(
+                host=host, method=method, reason="the message bus is unreachable"
+            )
         return exc

@@ -26,11 +26,19 @@ _MAX_WAIT = 0.5
 
 
 class _Exchange(impl_fake.FakeExchange):
-    def deliver_message(self, topic: str, ctxt: Any, message: Any, server: str | None = None,
-                        fanout: bool = False, reply_q: Any = None) -> None:
+    def deliver_message(
+        self,
+        topic: str,
+        ctxt: Any,
+        message: Any,
+        server: str | None = None,
+        fanout: bool = False,
+        reply_q: Any = None,
+    ) -> None:
         with _ARRIVAL:
-            super().deliver_message(topic, ctxt, message, server=server, fanout=fanout,
-                                    reply_q=reply_q)
+            super().deliver_message(
+                topic, ctxt, message, server=server, fanout=fanout, reply_q=reply_q
+            )
             _ARRIVAL.notify_all()
 
 
@@ -71,15 +79,22 @@ class _Listener(impl_fake.FakeListener):
 
 
 class InProcessDriver(impl_fake.FakeDriver):
-    def __init__(self, conf: Any, url: Any, default_exchange: str | None = None,
-                 allowed_remote_exmods: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        conf: Any,
+        url: Any,
+        default_exchange: str | None = None,
+        allowed_remote_exmods: list[str] | None = None,
+    ) -> None:
         super().__init__(conf, url, default_exchange, allowed_remote_exmods)
         self._exchange_manager = _ExchangeManager(default_exchange)
 
     def listen(self, target: messaging.Target, batch_size: int, batch_timeout: Any) -> Any:
         exchange = target.exchange or self._default_exchange
-        targets = [messaging.Target(topic=target.topic, server=target.server, exchange=exchange),
-                   messaging.Target(topic=target.topic, exchange=exchange)]
+        targets = [
+            messaging.Target(topic=target.topic, server=target.server, exchange=exchange),
+            messaging.Target(topic=target.topic, exchange=exchange),
+        ]
         listener = _Listener(self._exchange_manager, targets)
         return driver_base.PollStyleListenerAdapter(listener, batch_size, batch_timeout)
 
@@ -89,6 +104,7 @@ class InProcessTransport(RPCTransport):
 
     def __init__(self, driver: driver_base.BaseDriver) -> None:
         if type(driver) is impl_fake.FakeDriver:
-            driver = InProcessDriver(driver.conf, driver._url, driver._default_exchange,
-                                     driver._allowed_remote_exmods)
+            driver = InProcessDriver(
+                driver.conf, driver._url, driver._default_exchange, driver._allowed_remote_exmods
+            )
         super().__init__(driver)

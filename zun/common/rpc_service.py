@@ -22,9 +22,15 @@ class RPCService:
     The transport itself belongs to :mod:`zun.common.rpc` and outlives the service.
     """
 
-    def __init__(self, host: str, endpoints: Iterable[object], *, topic: str | None = None,
-                 transport: messaging.Transport | None = None,
-                 serializer: messaging.Serializer | None = None) -> None:
+    def __init__(
+        self,
+        host: str,
+        endpoints: Iterable[object],
+        *,
+        topic: str | None = None,
+        transport: messaging.Transport | None = None,
+        serializer: messaging.Serializer | None = None,
+    ) -> None:
         self.host = host
         self._transport = transport or rpc.get_transport()
         self.topic = topic or rpc.compute_topic(self._transport.conf)
@@ -42,8 +48,9 @@ class RPCService:
         with self._lock:
             if self._server is not None:
                 return
-            server = rpc.build_server(self._transport, self.target, self._endpoints,
-                                      self._serializer)
+            server = rpc.build_server(
+                self._transport, self.target, self._endpoints, self._serializer
+            )
             server.start()
             self._server = server
         LOG.info("RPC server listening on %s.%s", self.topic, self.host)
@@ -67,7 +74,11 @@ class RPCService:
         self.start()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.stop()
         self.wait()

@@ -20,17 +20,39 @@ VALID_STATES: dict[str, list[str]] = {
     "attach": [consts.RUNNING],
     "commit": [consts.RUNNING, consts.STOPPED, consts.PAUSED],
     "delete": [consts.CREATED, consts.ERROR, consts.STOPPED, consts.DELETED, consts.DEAD],
-    "delete_after_stop": [consts.RUNNING, consts.CREATED, consts.ERROR, consts.STOPPED,
-                          consts.DELETED, consts.DEAD],
-    "delete_force": [consts.CREATED, consts.CREATING, consts.ERROR, consts.RUNNING,
-                     consts.STOPPED, consts.UNKNOWN, consts.DELETED, consts.DEAD,
-                     consts.RESTARTING, consts.REBUILDING, consts.DELETING],
+    "delete_after_stop": [
+        consts.RUNNING,
+        consts.CREATED,
+        consts.ERROR,
+        consts.STOPPED,
+        consts.DELETED,
+        consts.DEAD,
+    ],
+    "delete_force": [
+        consts.CREATED,
+        consts.CREATING,
+        consts.ERROR,
+        consts.RUNNING,
+        consts.STOPPED,
+        consts.UNKNOWN,
+        consts.DELETED,
+        consts.DEAD,
+        consts.RESTARTING,
+        consts.REBUILDING,
+        consts.DELETING,
+    ],
     "execute": [consts.RUNNING],
     "execute_resize": [consts.RUNNING],
     "get_archive": [consts.CREATED, consts.PAUSED, consts.RUNNING, consts.STOPPED],
     "kill": [consts.RUNNING],
-    "logs": [consts.CREATED, consts.ERROR, consts.PAUSED, consts.RUNNING, consts.STOPPED,
-             consts.UNKNOWN],
+    "logs": [
+        consts.CREATED,
+        consts.ERROR,
+        consts.PAUSED,
+        consts.RUNNING,
+        consts.STOPPED,
+        consts.UNKNOWN,
+    ],
     "pause": [consts.RUNNING],
     "put_archive": [consts.CREATED, consts.PAUSED, consts.RUNNING, consts.STOPPED],
     "reboot": [consts.CREATED, consts.RUNNING, consts.STOPPED, consts.ERROR],
@@ -55,7 +77,8 @@ def validate_container_state(container: Any, action: str) -> None:
     """
     if container.status not in VALID_STATES[action]:
         raise exception.InvalidStateException(
-            id=container.uuid, action=action, actual_state=container.status)
+            id=container.uuid, action=action, actual_state=container.status
+        )
 
 
 def check_for_restart_policy(container_dict: dict[str, Any]) -> None:
@@ -75,7 +98,8 @@ def check_for_restart_policy(container_dict: dict[str, Any]) -> None:
         count = policy.setdefault("MaximumRetryCount", "0")
         if int(count) != 0:
             raise exception.InvalidValue(
-                message=f"maximum retry count not valid with restart policy of {name}")
+                message=f"maximum retry count not valid with restart policy of {name}"
+            )
     elif name == "on-failure":
         int(policy.setdefault("MaximumRetryCount", "0"))
 
@@ -97,7 +121,8 @@ def build_exposed_ports(ports: dict[str, Any]) -> dict[str, Any]:
             int(port)
         except ValueError:
             raise exception.InvalidValue(
-                message=f"value {port} is invalid as publish port.") from None
+                message=f"value {port} is invalid as publish port."
+            ) from None
         exposed[f"{port}/{protocol}"] = value
     return exposed
 
@@ -144,8 +169,7 @@ def is_all_projects(search_opts: dict[str, Any]) -> bool:
         return strutils.bool_from_string(value, strict=True)
     except ValueError:
         valid = ", ".join(strutils.TRUE_STRINGS + strutils.FALSE_STRINGS)
-        raise exception.InvalidValue(
-            message=f"Valid all_projects values are: {valid}") from None
+        raise exception.InvalidValue(message=f"Valid all_projects values are: {valid}") from None
 
 
 def validate_limit(limit: int | str | None, max_limit: int | None = None) -> int:
@@ -166,6 +190,6 @@ def validate_limit(limit: int | str | None, max_limit: int | None = None) -> int
 def validate_sort_dir(sort_dir: str) -> str:
     if sort_dir not in ("asc", "desc"):
         raise exception.InvalidValue(
-            message=f"Invalid sort direction: {sort_dir}. "
-            "Acceptable values are 'asc' or 'desc'")
+            message=f"Invalid sort direction: {sort_dir}. Acceptable values are 'asc' or 'desc'"
+        )
     return sort_dir

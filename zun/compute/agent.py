@@ -68,8 +68,12 @@ class ComputeAgent:
                 continue
             # Each task is (callable(context), spacing in seconds, run at start-up?).
             for func, spacing, run_immediately in tasks():
-                self.periodic.add(getattr(func, "__name__", repr(func)),
-                                  functools.partial(func, admin), spacing, run_immediately)
+                self.periodic.add(
+                    getattr(func, "__name__", repr(func)),
+                    functools.partial(func, admin),
+                    spacing,
+                    run_immediately,
+                )
 
     @staticmethod
     def _heartbeat_spacing() -> float:
@@ -84,8 +88,13 @@ class ComputeAgent:
             else:
                 LOG.info("Host %s: the container engine answers again", self.host)
             self.engine_error = error
-        service_heartbeat.report_up(self.host, BINARY, CONF.default_availability_zone,
-                                    engine_checked=True, engine_error=error)
+        service_heartbeat.report_up(
+            self.host,
+            BINARY,
+            CONF.default_availability_zone,
+            engine_checked=True,
+            engine_error=error,
+        )
 
     def start(self) -> None:
         self.heartbeat()

@@ -27,8 +27,9 @@ def heals(row: Any) -> bool:
     """Whether ``row``, gone from the engine, is to be rebuilt."""
     if not row.auto_heal or row.auto_remove:
         return False
-    return row.status in HEALABLE or (row.status == consts.ERROR
-                                      and row.status_reason == REASON_NOT_IN_ENGINE)
+    return row.status in HEALABLE or (
+        row.status == consts.ERROR and row.status_reason == REASON_NOT_IN_ENGINE
+    )
 
 
 def start(node: Any, context: Any, row: Any) -> bool:
@@ -38,12 +39,18 @@ def start(node: Any, context: Any, row: Any) -> bool:
     # so is one a read had put in Error (what it was before is lost; most were running).
     run = row.status in (consts.RUNNING, consts.PAUSED, consts.ERROR)
     with engine.transaction() as session:
-        won = container_q.cas_update(session, row.uuid,
-                                {"status": consts.REBUILDING,
-                                 "task_state": consts.CONTAINER_REBUILDING,
-                                 "status_reason": None},
-                                task_states=(None,), statuses=(row.status,),
-                                host=node.host)
+        won = container_q.cas_update(
+            session,
+            row.uuid,
+            {
+                "status": consts.REBUILDING,
+                "task_state": consts.CONTAINER_REBUILDING,
+                "status_reason": None,
+            },
+            task_states=(None,),
+            statuses=(row.status,),
+            host=node.host,
+        )
     if won:
         LOG.info("Container %s vanished from the engine: rebuilding it (auto_heal)", row.uuid)
         node.container_rebuild(context, row.uuid, run=run)

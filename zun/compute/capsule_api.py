@@ -47,29 +47,51 @@ def _sandbox_image() -> tuple[str, str]:
     return str(image), str(driver)
 
 
-def _rows(context: RequestContext, plan: CapsulePlan,
-          uuid: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _rows(
+    context: RequestContext, plan: CapsulePlan, uuid: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     image, image_driver = _sandbox_image()
     capsule = {
-        "uuid": uuid, "name": plan.name, "image": image, "image_driver": image_driver,
-        "project_id": context.project_id, "user_id": context.user_id,
-        "status": consts.CREATING, "task_state": None, "labels": plan.labels,
-        "annotations": plan.annotations, "restart_policy": dict(plan.restart_policy),
-        "cpu": plan.cpu, "memory": plan.memory, "interactive": False, "tty": False,
+        "uuid": uuid,
+        "name": plan.name,
+        "image": image,
+        "image_driver": image_driver,
+        "project_id": context.project_id,
+        "user_id": context.user_id,
+        "status": consts.CREATING,
+        "task_state": None,
+        "labels": plan.labels,
+        "annotations": plan.annotations,
+        "restart_policy": dict(plan.restart_policy),
+        "cpu": plan.cpu,
+        "memory": plan.memory,
+        "interactive": False,
+        "tty": False,
         "container_type": consts.TYPE_CAPSULE,
     }
     ident = plan.name or uuid
     members = []
     for member in plan.members:
-        members.append({
-            **member.row_values(),
-            "uuid": uuidutils.generate_uuid(), "name": member_name(ident),
-            "project_id": context.project_id, "user_id": context.user_id,
-            "status": consts.CREATING, "task_state": None, "auto_remove": False,
-            "auto_heal": False, "privileged": False, "disk": 0,
-            "container_type": (consts.TYPE_CAPSULE_INIT_CONTAINER if member.init
-                               else consts.TYPE_CAPSULE_CONTAINER),
-        })
+        members.append(
+            {
+                **member.row_values(),
+                "uuid": uuidutils.generate_uuid(),
+                "name": member_name(ident),
+                "project_id": context.project_id,
+                "user_id": context.user_id,
+                "status": consts.CREATING,
+                "task_state": None,
+                "auto_remove": False,
+                "auto_heal": False,
+                "privileged": False,
+                "disk": 0,
+                "container_type": (
+                    consts.TYPE_CAPSULE_INIT_CONTAINER
+                    if member.init
+                    else consts.TYPE_CAPSULE_CONTAINER
+                ),
+            }
+        )
     return capsule, members
 
 
@@ -77,20 +99,30 @@ def _volume_requests(plan: CapsulePlan, member_rows: list[dict[str, Any]]) -> li
     """The cast's ``volumes``: each declared volume with the members that mount it."""
     requests = []
     for volume in plan.volumes:
-        mounts = [{"container_uuid": row["uuid"], "mount_path": path, "read_only": read_only}
-                  for member, row in zip(plan.members, member_rows, strict=True)
-                  for name, path, read_only in member.mounts if name == volume.name]
-        requests.append({"name": volume.name, "size": volume.size,
-                         "volume_id": volume.volume_id, "auto_remove": volume.auto_remove,
-                         "mounts": mounts})
+        mounts = [
+            {"container_uuid": row["uuid"], "mount_path": path, "read_only": read_only}
+            for member, row in zip(plan.members, member_rows, strict=True)
+            for name, path, read_only in member.mounts
+            if name == volume.name
+        ]
+        requests.append(
+            {
+                "name": volume.name,
+                "size": volume.size,
+                "volume_id": volume.volume_id,
+                "auto_remove": volume.auto_remove,
+                "mounts": mounts,
+            }
+        )
     return requests
 
 
 def claim_amount(member_rows: list[dict[str, Any]]) -> tuple[float, int]:
     cpu, memory = 0.0, 0
     for row in member_rows:
-        member_cpu, member_memory, _ = claims.container_resources(row.get("cpu"),
-                                                                  row.get("memory"), None)
+        member_cpu, member_memory, _ = claims.container_resources(
+            row.get("cpu"), row.get("memory"), None
+        )
         cpu += member_cpu
         memory += member_memory
     return cpu, memory
@@ -115,11 +147,20 @@ class CapsuleAPI:
         with engine.transaction() as session:
             capsule_id = capsule_q.insert(session, capsule_values, member_values).id
         cpu, memory = claim_amount(member_values)
-        request = filters.Request(cpu=cpu, memory_mb=memory, disk_gb=0,
-                                  availability_zone=plan.availability_zone,
-                                  project_id=capsule_values.get("project_id"))
-        consumer = placement.consumer_of(uuid, context.project_id, context.user_id,
-                                         placement.resources_of(cpu, memory, 0), new=True)
+        request = filters.Request(
+            cpu=cpu,
+            memory_mb=memory,
+            disk_gb=0,
+            availability_zone=plan.availability_zone,
+            project_id=capsule_values.get("project_id"),
+        )
+        consumer = placement.consumer_of(
+            uuid,
+            context.project_id,
+            context.user_id,
+            placement.resources_of(cpu, memory, 0),
+            new=True,
+        )
         volumes = _volume_requests(plan, member_values)
         try:
             host = self._schedule(context, uuid, capsule_id, request, consumer, volumes)
@@ -142,10 +183,17 @@ class CapsuleAPI:
         except Exception as exc:
             LOG.exception("Sending capsule_create for %s to %s failed", uuid, host)
             with engine.transaction() as session:
-                capsule_q.update_all(session, capsule_id, {
-                    "status": consts.ERROR, "task_state": None, "host": None,
-                    "status_reason": f"The create request could not be sent to host {host}: "
-                                     f"{exc}"})
+                capsule_q.update_all(
+                    session,
+                    capsule_id,
+                    {
+                        "status": consts.ERROR,
+                        "task_state": None,
+                        "host": None,
+                        "status_reason": f"The create request could not be sent to host {host}: "
+                        f"{exc}",
+                    },
+                )
                 claims.release(session, host, cpu, memory)
                 action_q.finish_action(session, uuid, context.request_id, error=True)
                 placement.release_after_commit(session, uuid)
@@ -153,9 +201,15 @@ class CapsuleAPI:
         return uuid
 
     @engine.retry_on_deadlock
-    def _schedule(self, context: RequestContext, uuid: str, capsule_id: int,
-                  request: filters.Request, consumer: placement.Consumer | None = None,
-                  volumes: list[dict[str, Any]] | None = None) -> str:
+    def _schedule(
+        self,
+        context: RequestContext,
+        uuid: str,
+        capsule_id: int,
+        request: filters.Request,
+        consumer: placement.Consumer | None = None,
+        volumes: list[dict[str, Any]] | None = None,
+    ) -> str:
         with engine.transaction() as session:
             host = scheduler.select_and_claim(session, request, consumer=consumer)
             capsule_q.update_all(session, capsule_id, {"host": host})
@@ -163,15 +217,23 @@ class CapsuleAPI:
             action = action_q.start_action(session, context, uuid, "create")
             # The cast's arguments, kept with the attempt: a node that restarts with the cast
             # still queued (or lost) creates the capsule from them instead of failing it.
-            attempt_q.record(session, action.id, host, 1,
-                             {"volumes": list(volumes or []), "is_admin": context.is_admin})
+            attempt_q.record(
+                session,
+                action.id,
+                host,
+                1,
+                {"volumes": list(volumes or []), "is_admin": context.is_admin},
+            )
         return host
 
     @staticmethod
     def _mark_error(capsule_id: int, reason: str) -> None:
         with engine.transaction() as session:
-            capsule_q.update_all(session, capsule_id, {
-                "status": consts.ERROR, "status_reason": reason, "task_state": None})
+            capsule_q.update_all(
+                session,
+                capsule_id,
+                {"status": consts.ERROR, "status_reason": reason, "task_state": None},
+            )
 
     # --- lookups ----------------------------------------------------------------------------
 
@@ -197,8 +259,11 @@ class CapsuleAPI:
         host = rpcapi_capsules.CapsuleRPCAPI.require_up(capsule.host, capsule.uuid)
         before = {"status": capsule.status, "task_state": capsule.task_state}
         with engine.transaction() as session:
-            changed = capsule_q.set_task(session, capsule.uuid, {
-                "status": consts.DELETING, "task_state": consts.CONTAINER_DELETING})
+            changed = capsule_q.set_task(
+                session,
+                capsule.uuid,
+                {"status": consts.DELETING, "task_state": consts.CONTAINER_DELETING},
+            )
             if not changed:
                 return  # deleted meanwhile
             action_q.start_action(session, context, capsule.uuid, "delete")

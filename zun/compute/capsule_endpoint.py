@@ -84,6 +84,7 @@ DEFAULT_MAX_WORKERS = 8
 DEFAULT_FALLBACK_COMMAND = ["sh", "-c", 'trap "exit 0" TERM INT; sleep 2147483647 & wait']
 REASON_INTERRUPTED = "Capsule failed to create correctly"
 
+
 class InitContainerFailed(exception.ZunException):
     message = "Init container %(name)s %(why)s"
     code = 500
@@ -122,10 +123,14 @@ class _Built:
 class CapsuleEndpoint(NodePlumbing):
     """RPC endpoint for capsule methods on one host."""
 
-    def __init__(self, host: str, driver: ContainerRuntime | None = None,
-                 state_dir: str | Path | None = None, max_workers: int | None = None) -> None:
-        super().__init__(host, driver, state_dir, max_workers or DEFAULT_MAX_WORKERS,
-                         "zun-capsule")
+    def __init__(
+        self,
+        host: str,
+        driver: ContainerRuntime | None = None,
+        state_dir: str | Path | None = None,
+        max_workers: int | None = None,
+    ) -> None:
+        super().__init__(host, driver, state_dir, max_workers or DEFAULT_MAX_WORKERS, "zun-capsule")
         self.images = ImageService(host, lambda: self.driver.client)
 
     # --- plumbing ---------------------------------------------------------------------------
@@ -141,9 +146,13 @@ class CapsuleEndpoint(NodePlumbing):
         list); a capsule that ended gets its sandbox stopped and ``Stopped`` with the reason
         ``Succeeded`` or ``Failed: container <name> exited with code N``. Returns the phases."""
         with engine.transaction(readonly=True) as session:
-            running = [c for c in capsule_q.host_capsules(session, self.host)
-                       if c.status == consts.RUNNING and c.task_state is None
-                       and not self.workers.busy(c.uuid)]
+            running = [
+                c
+                for c in capsule_q.host_capsules(session, self.host)
+                if c.status == consts.RUNNING
+                and c.task_state is None
+                and not self.workers.busy(c.uuid)
+            ]
             members = capsule_q.member_view_rows(session, [c.id for c in running])
         if not running:
             return {}
@@ -154,48 +163,68 @@ class CapsuleEndpoint(NodePlumbing):
         phases = {}
         for capsule in running:
             seen: dict[int, list[tuple[str | None, int | None, str]]] = {
-                consts.TYPE_CAPSULE_INIT_CONTAINER: [], consts.TYPE_CAPSULE_CONTAINER: []}
+                consts.TYPE_CAPSULE_INIT_CONTAINER: [],
+                consts.TYPE_CAPSULE_CONTAINER: [],
+            }
             for row in members[capsule.id]:
                 found = states.get(row[uuid_at])
                 if found is None:
                     seen[row[type_at]].append((consts.ERROR, None, row[name_at]))
                     continue
                 status = map_docker_state(found.get("State"), status=consts.CREATED).status
-                seen[row[type_at]].append((status, exit_code(found.get("Status")),
-                                           row[name_at]))
+                seen[row[type_at]].append((status, exit_code(found.get("Status")), row[name_at]))
             inits = seen[consts.TYPE_CAPSULE_INIT_CONTAINER]
             regular = seen[consts.TYPE_CAPSULE_CONTAINER]
-            phase = capsule_phase([(s, c) for s, c, _ in inits], [(s, c) for s, c, _ in regular],
-                                  (capsule.restart_policy or {}).get("Name"))
+            phase = capsule_phase(
+                [(s, c) for s, c, _ in inits],
+                [(s, c) for s, c, _ in regular],
+                (capsule.restart_policy or {}).get("Name"),
+            )
             phases[capsule.uuid] = phase
             if phase in (consts.CAPSULE_SUCCEEDED, consts.CAPSULE_FAILED):
                 self._finish_capsule(capsule, phase, [*inits, *regular])
         return phases
 
-    def _finish_capsule(self, capsule: Any, phase: str,
-                        members: Sequence[tuple[str | None, int | None, str]]) -> None:
+    def _finish_capsule(
+        self, capsule: Any, phase: str, members: Sequence[tuple[str | None, int | None, str]]
+    ) -> None:
         reason = "Succeeded"
         if phase == consts.CAPSULE_FAILED:
-            failed = next(((name, code) for status, code, name in members
-                           if status == consts.ERROR or code not in (0, None)), None)
-            reason = ("Failed" if failed is None else
-                      f"Failed: container {failed[0]} exited with code {failed[1]}")
+            failed = next(
+                (
+                    (name, code)
+                    for status, code, name in members
+                    if status == consts.ERROR or code not in (0, None)
+                ),
+                None,
+            )
+            reason = (
+                "Failed"
+                if failed is None
+                else f"Failed: container {failed[0]} exited with code {failed[1]}"
+            )
         try:
-            self.driver.stop({"uuid": capsule.uuid, "container_id": capsule.container_id},
-                             timeout=5)
+            self.driver.stop(
+                {"uuid": capsule.uuid, "container_id": capsule.container_id}, timeout=5
+            )
         except exception.ZunException as exc:
             if not is_not_found(exc):
                 LOG.warning("Could not stop the sandbox of capsule %s: %s", capsule.uuid, exc)
                 return
         LOG.info("Capsule %s ended: %s", capsule.uuid, reason)
         with engine.transaction() as session:
-            container_q.cas_update(session, capsule.uuid,
-                              {"status": PHASE_STATUS[phase], "status_reason": reason},
-                              task_states=(None,), statuses=(consts.RUNNING,),
-                              host=self.host)
+            container_q.cas_update(
+                session,
+                capsule.uuid,
+                {"status": PHASE_STATUS[phase], "status_reason": reason},
+                task_states=(None,),
+                statuses=(consts.RUNNING,),
+                host=self.host,
+            )
 
-    def _submit(self, context: RequestContext, capsule_uuid: str,
-                fn: Callable[..., None], *args: Any) -> Any:
+    def _submit(
+        self, context: RequestContext, capsule_uuid: str, fn: Callable[..., None], *args: Any
+    ) -> Any:
         def job() -> None:
             context.update_store()
             try:
@@ -206,8 +235,13 @@ class CapsuleEndpoint(NodePlumbing):
         return self.workers.submit(capsule_uuid, job)
 
     @staticmethod
-    def _event(context: RequestContext, capsule_uuid: str, action: str,
-               exc: BaseException | None = None, start: bool = False) -> None:
+    def _event(
+        context: RequestContext,
+        capsule_uuid: str,
+        action: str,
+        exc: BaseException | None = None,
+        start: bool = False,
+    ) -> None:
         if not context.request_id:
             return
         with engine.transaction() as session:
@@ -215,9 +249,13 @@ class CapsuleEndpoint(NodePlumbing):
                 action_q.start_event(session, capsule_uuid, context.request_id, _event(action))
                 return
             action_q.finish_event(
-                session, capsule_uuid, context.request_id, _event(action),
+                session,
+                capsule_uuid,
+                context.request_id,
+                _event(action),
                 result=action_q.RESULT_ERROR if exc else action_q.RESULT_SUCCESS,
-                traceback="".join(traceback.format_exception(exc)) if exc else None)
+                traceback="".join(traceback.format_exception(exc)) if exc else None,
+            )
 
     # --- start-up recovery ------------------------------------------------------------------
 
@@ -233,11 +271,16 @@ class CapsuleEndpoint(NodePlumbing):
             try:
                 if row.status == consts.DELETING or row.task_state == consts.CONTAINER_DELETING:
                     self._do_delete(context, row.uuid)
-                elif row.status == consts.CREATING and \
-                        row.task_state == consts.CONTAINER_CREATING and self._redo_create(row):
+                elif (
+                    row.status == consts.CREATING
+                    and row.task_state == consts.CONTAINER_CREATING
+                    and self._redo_create(row)
+                ):
                     continue
                 elif row.status == consts.CREATING or row.task_state in (
-                        consts.CONTAINER_CREATING, consts.IMAGE_PULLING):
+                    consts.CONTAINER_CREATING,
+                    consts.IMAGE_PULLING,
+                ):
                     LOG.warning("Capsule %s was being created when the node stopped", row.uuid)
                     self._fail(context, row, REASON_INTERRUPTED, None)
             except Exception:
@@ -248,25 +291,37 @@ class CapsuleEndpoint(NodePlumbing):
         False when there is none (a capsule made before requests were stored)."""
         with engine.transaction(readonly=True) as session:
             attempt = attempt_q.latest(session, row.uuid)
-        if attempt is None or not attempt.hosts or attempt.hosts[-1] != self.host or \
-                "volumes" not in attempt.request:
+        if (
+            attempt is None
+            or not attempt.hosts
+            or attempt.hosts[-1] != self.host
+            or "volumes" not in attempt.request
+        ):
             return False
         # What a first try left goes first (nothing when the cast never arrived).
         self._sweep(row.uuid, row.project_id)
         with engine.transaction() as session:
             node_q.delete_volume_records(session, row.uuid)
-        LOG.warning("Capsule %s was to be created when the node stopped: creating it now",
-                    row.uuid)
-        self._submit(relocation.replay_context(attempt), row.uuid, self._do_create,
-                     list(attempt.request["volumes"]))
+        LOG.warning("Capsule %s was to be created when the node stopped: creating it now", row.uuid)
+        self._submit(
+            relocation.replay_context(attempt),
+            row.uuid,
+            self._do_create,
+            list(attempt.request["volumes"]),
+        )
         return True
 
     # --- images -----------------------------------------------------------------------------
 
     def _pull(self, row: Any, image: str, pull_policy: str | None, **known: Any) -> str:
-        return self.images.pull_for(image, policy=pull_policy, project_id=row.project_id,
-                                    user_id=row.user_id, driver_name=consts.IMAGE_DRIVER_DOCKER,
-                                    **known)
+        return self.images.pull_for(
+            image,
+            policy=pull_policy,
+            project_id=row.project_id,
+            user_id=row.user_id,
+            driver_name=consts.IMAGE_DRIVER_DOCKER,
+            **known,
+        )
 
     def sandbox_image(self, context: RequestContext, capsule: Any) -> tuple[str, list[str] | None]:
         """The sandbox's image reference and command (None: the image's own)."""
@@ -274,7 +329,8 @@ class CapsuleEndpoint(NodePlumbing):
         if driver != consts.IMAGE_DRIVER_DOCKER:
             raise exception.OperationNotSupported(
                 message=f"Sandbox image driver {driver} is not available on host {self.host}; "
-                        "set [DEFAULT]/sandbox_image_driver to docker.")
+                "set [DEFAULT]/sandbox_image_driver to docker."
+            )
         image = capsule.image or CONF.sandbox_image
         policy = image_policy.effective_policy(CONF.sandbox_image_pull_policy)
         repo, tag = image_policy.parse_image_name(image, consts.IMAGE_DRIVER_DOCKER)
@@ -283,57 +339,85 @@ class CapsuleEndpoint(NodePlumbing):
         if present is None and not image_policy.should_pull(policy, False):
             fallback = CONF.sandbox_fallback_image
             if fallback and self.images.inspect(fallback) is not None:
-                LOG.info("Sandbox image %s is absent and may not be pulled (%s): capsule %s "
-                         "uses %s", ref, policy, capsule.uuid, fallback)
+                LOG.info(
+                    "Sandbox image %s is absent and may not be pulled (%s): capsule %s uses %s",
+                    ref,
+                    policy,
+                    capsule.uuid,
+                    fallback,
+                )
                 return fallback, _fallback_command()
             raise exception.ImageNotFound(
                 message=f"Sandbox image {ref} is not on host {self.host}, the sandbox image "
-                        f"pull policy '{policy}' does not allow pulling it, and the fallback "
-                        f"image {fallback or '(none)'} is not there either.")
+                f"pull policy '{policy}' does not allow pulling it, and the fallback "
+                f"image {fallback or '(none)'} is not there either."
+            )
         # The inspection above is the pull's: an image is inspected once before a pull.
         return self._pull(capsule, image, policy, present=present), None
 
     # --- engine containers ------------------------------------------------------------------
 
-    def _create_engine(self, values: dict[str, Any], image_ref: str,
-                       networking: dict[str, Any] | None, mounts: list[Any] | None,
-                       extra_host_config: dict[str, Any]) -> str:
-        return self.driver.create(values, image_ref, networking, mounts=mounts or None,
-                                  extra_host_config=extra_host_config)
+    def _create_engine(
+        self,
+        values: dict[str, Any],
+        image_ref: str,
+        networking: dict[str, Any] | None,
+        mounts: list[Any] | None,
+        extra_host_config: dict[str, Any],
+    ) -> str:
+        return self.driver.create(
+            values,
+            image_ref,
+            networking,
+            mounts=mounts or None,
+            extra_host_config=extra_host_config,
+        )
 
     def _labels(self, capsule_uuid: str, extra: dict[str, str] | None = None) -> dict[str, str]:
         return {**(extra or {}), LABEL_HOST: self.host, LABEL_CAPSULE: capsule_uuid}
 
-    def _create_sandbox(self, context: RequestContext, capsule: Any,
-                        members: Sequence[Any], built: _Built) -> str:
+    def _create_sandbox(
+        self, context: RequestContext, capsule: Any, members: Sequence[Any], built: _Built
+    ) -> str:
         image_ref, command = self.sandbox_image(context, capsule)
         ports: dict[str, Any] = {}
         for member in members:
             ports.update(member.exposed_ports or {})
-        values = {"uuid": capsule.uuid, "command": command,
-                  "labels": self._labels(capsule.uuid, capsule.labels),
-                  "hostname": (capsule.name or capsule.uuid)[:63],
-                  "exposed_ports": ports or None}
+        values = {
+            "uuid": capsule.uuid,
+            "command": command,
+            "labels": self._labels(capsule.uuid, capsule.labels),
+            "hostname": (capsule.name or capsule.uuid)[:63],
+            "exposed_ports": ports or None,
+        }
         if mode.kuryr_enabled():
             built.sandbox_id = self._create_engine(
-                values, image_ref, self._neutron_networking(capsule, ports, built), None,
-                {"ipc_mode": "shareable"})
+                values,
+                image_ref,
+                self._neutron_networking(capsule, ports, built),
+                None,
+                {"ipc_mode": "shareable"},
+            )
             self.driver.start(_engine(built.sandbox_id))
             return built.sandbox_id
         project = capsule.project_id or "default"
         with docker_network.project_network_lock(self.driver.engine, project):
             # Held until the sandbox is on the network, so no cleanup removes it meanwhile.
-            network = docker_network.ensure_project_network_locked(self.driver.engine,
-                                                                   project).name
+            network = docker_network.ensure_project_network_locked(self.driver.engine, project).name
             built.touched_network = True
             built.sandbox_id = self._create_engine(
-                values, image_ref, {"network_mode": network, "endpoints": {network: {}}}, None,
-                {"ipc_mode": "shareable"})
+                values,
+                image_ref,
+                {"network_mode": network, "endpoints": {network: {}}},
+                None,
+                {"ipc_mode": "shareable"},
+            )
         self.driver.start(_engine(built.sandbox_id))
         return built.sandbox_id
 
-    def _neutron_networking(self, capsule: Any, exposed: dict[str, Any],
-                            built: _Built) -> dict[str, Any]:
+    def _neutron_networking(
+        self, capsule: Any, exposed: dict[str, Any], built: _Built
+    ) -> dict[str, Any]:
         """kuryr: the sandbox's port on the project's network (the original's default
         choice: a template has no ``nets``), its exposed ports as a security group. What is
         made carries the capsule's UUID as device (or the group's name), which is how
@@ -343,22 +427,37 @@ class CapsuleEndpoint(NodePlumbing):
         network = neutron.available_network(capsule.project_id)
         groups = list(capsule.security_groups) if capsule.security_groups else None
         if exposed:
-            group = kuryr_network.expose_ports(neutron, capsule.uuid, capsule.project_id,
-                                               exposed, taken)
+            group = kuryr_network.expose_ports(
+                neutron, capsule.uuid, capsule.project_id, exposed, taken
+            )
             groups = [*(groups or []), group]
         port = kuryr_network.take_port(
-            neutron, capsule.uuid, capsule.project_id,
-            {"network": network["id"], "preserve_on_delete": False}, groups, taken)
+            neutron,
+            capsule.uuid,
+            capsule.project_id,
+            {"network": network["id"], "preserve_on_delete": False},
+            groups,
+            taken,
+        )
         net_id = str(port["network_id"])
-        kuryr_networks.ensure(self.driver.engine, neutron, net_id, kuryr_networks.Owner(
-            self.host, capsule.project_id, capsule.user_id))
+        kuryr_networks.ensure(
+            self.driver.engine,
+            neutron,
+            net_id,
+            kuryr_networks.Owner(self.host, capsule.project_id, capsule.user_id),
+        )
         addrs = kuryr_network.addresses_of(port, False)
         built.addresses = {net_id: addrs}
-        return {"network_mode": net_id, "endpoints": {net_id: kuryr_network.endpoint_of(addrs)},
-                "mac_address": port.get("mac_address"), "publish": False}
+        return {
+            "network_mode": net_id,
+            "endpoints": {net_id: kuryr_network.endpoint_of(addrs)},
+            "mac_address": port.get("mac_address"),
+            "publish": False,
+        }
 
-    def _create_member(self, context: RequestContext, capsule: Any, member: Any,
-                       mounts: list[Any], built: _Built) -> str:
+    def _create_member(
+        self, context: RequestContext, capsule: Any, member: Any, mounts: list[Any], built: _Built
+    ) -> str:
         image_ref = self._pull(member, member.image, member.image_pull_policy)
         values = member.as_dict()
         # A member whose template asks for no resources still runs with limits: the
@@ -372,91 +471,126 @@ class CapsuleEndpoint(NodePlumbing):
         if member.container_type == consts.TYPE_CAPSULE_INIT_CONTAINER:
             values["restart_policy"] = None  # run once here; retries are ours
         namespace = f"container:{built.sandbox_id}"
-        engine_id = self._create_engine(values, image_ref, None, mounts,
-                                        {"network_mode": namespace, "ipc_mode": namespace})
+        engine_id = self._create_engine(
+            values, image_ref, None, mounts, {"network_mode": namespace, "ipc_mode": namespace}
+        )
         built.engine_ids[member.uuid] = engine_id
         return engine_id
 
     def _run_init(self, member: Any, engine_id: str) -> None:
         timeout = int(CONF.capsule_init_timeout)
         policy = member.restart_policy or {}
-        retries = int(policy.get("MaximumRetryCount") or 0) \
-            if policy.get("Name") == "on-failure" else 0
+        retries = (
+            int(policy.get("MaximumRetryCount") or 0) if policy.get("Name") == "on-failure" else 0
+        )
         for attempt in range(retries + 1):
             self.driver.start(_engine(engine_id))
             code = self.driver.wait_stopped(_engine(engine_id), timeout)
             if code is None:
                 with contextlib.suppress(Exception):
                     self.driver.kill(_engine(engine_id))
-                raise InitContainerFailed(name=member.name,
-                                          why=f"did not finish within {timeout} seconds")
+                raise InitContainerFailed(
+                    name=member.name, why=f"did not finish within {timeout} seconds"
+                )
             if code == 0:
                 return
-            LOG.info("Init container %s exited with %s (attempt %d of %d)", member.name, code,
-                     attempt + 1, retries + 1)
+            LOG.info(
+                "Init container %s exited with %s (attempt %d of %d)",
+                member.name,
+                code,
+                attempt + 1,
+                retries + 1,
+            )
         raise InitContainerFailed(name=member.name, why=f"exited with code {code}")
 
     def _member_fields(self, engine_id: str, addresses: dict[str, Any]) -> dict[str, Any]:
         info = self.driver.inspect(_engine(engine_id))
         fields = map_docker_state(info.get("State"), status=consts.CREATING, force=True)
-        return {"status": fields.status, "status_reason": None,
-                "status_detail": fields.status_detail, "container_id": engine_id,
-                "addresses": addresses}
+        return {
+            "status": fields.status,
+            "status_reason": None,
+            "status_detail": fields.status_detail,
+            "container_id": engine_id,
+            "addresses": addresses,
+        }
 
     # --- create -----------------------------------------------------------------------------
 
-    def capsule_create(self, context: RequestContext, capsule_uuid: str,
-                       volumes: list[dict[str, Any]] | None = None) -> None:
+    def capsule_create(
+        self,
+        context: RequestContext,
+        capsule_uuid: str,
+        volumes: list[dict[str, Any]] | None = None,
+    ) -> None:
         self._submit(context, capsule_uuid, self._do_create, list(volumes or []))
 
-    def _do_create(self, context: RequestContext, capsule_uuid: str,
-                   volumes: list[dict[str, Any]]) -> None:
+    def _do_create(
+        self, context: RequestContext, capsule_uuid: str, volumes: list[dict[str, Any]]
+    ) -> None:
         with engine.transaction(readonly=True) as session:
             capsule = capsule_q.get_by_uuid(session, capsule_uuid)
             members = [] if capsule is None else capsule_q.members(session, capsule.id)
         if capsule is None or capsule.status != consts.CREATING:
-            LOG.info("Not creating capsule %s: it is %s", capsule_uuid,
-                     "gone" if capsule is None else capsule.status)
+            LOG.info(
+                "Not creating capsule %s: it is %s",
+                capsule_uuid,
+                "gone" if capsule is None else capsule.status,
+            )
             return
         self._event(context, capsule_uuid, "create", start=True)
         built = _Built()
         try:
             mounts, records = local_volume.prepare_capsule_mounts(
-                self.driver.engine, capsule, volumes, self.host)
+                self.driver.engine, capsule, volumes, self.host
+            )
             with engine.transaction() as session:
                 node_q.save_volume_records(session, records)
             self._create_sandbox(context, capsule, members, built)
             inits = [m for m in members if m.container_type == consts.TYPE_CAPSULE_INIT_CONTAINER]
             regular = [m for m in members if m.container_type == consts.TYPE_CAPSULE_CONTAINER]
             for member in inits:
-                engine_id = self._create_member(context, capsule, member,
-                                                mounts.get(member.uuid, []), built)
+                engine_id = self._create_member(
+                    context, capsule, member, mounts.get(member.uuid, []), built
+                )
                 self._run_init(member, engine_id)
                 with engine.transaction() as session:  # Stopped, Exited(0)
-                    capsule_q.update_member(session, member.uuid,
-                                            self._member_fields(engine_id, {}))
+                    capsule_q.update_member(
+                        session, member.uuid, self._member_fields(engine_id, {})
+                    )
             for member in regular:
-                self._create_member(context, capsule, member, mounts.get(member.uuid, []),
-                                    built)
+                self._create_member(context, capsule, member, mounts.get(member.uuid, []), built)
             for member in regular:
                 self.driver.start(_engine(built.engine_ids[member.uuid]))
             sandbox = self.driver.inspect(_engine(built.sandbox_id))
-            addresses = (built.addresses if built.addresses is not None
-                         else net_addresses.addresses_from_inspect(sandbox))
-            fields = {uuid: self._member_fields(engine_id, addresses)
-                      for uuid, engine_id in built.engine_ids.items()}
+            addresses = (
+                built.addresses
+                if built.addresses is not None
+                else net_addresses.addresses_from_inspect(sandbox)
+            )
+            fields = {
+                uuid: self._member_fields(engine_id, addresses)
+                for uuid, engine_id in built.engine_ids.items()
+            }
         except Exception as exc:
             LOG.warning("Creating capsule %s failed: %s", capsule_uuid, reason_of(exc))
             self._fail(context, capsule, reason_of(exc), exc)
             return
         with engine.transaction() as session:
             won = container_q.cas_update(
-                session, capsule_uuid,
-                {"status": consts.RUNNING, "status_reason": None, "task_state": None,
-                 "container_id": built.sandbox_id, "addresses": addresses,
-                 "status_detail": None},
-                task_states=(consts.CONTAINER_CREATING,), statuses=(consts.CREATING,),
-                host=self.host)
+                session,
+                capsule_uuid,
+                {
+                    "status": consts.RUNNING,
+                    "status_reason": None,
+                    "task_state": None,
+                    "container_id": built.sandbox_id,
+                    "addresses": addresses,
+                    "status_detail": None,
+                },
+                task_states=(consts.CONTAINER_CREATING,),
+                statuses=(consts.CREATING,),
+                host=self.host,
+            )
             if won:
                 for member_uuid, values in fields.items():
                     capsule_q.update_member(session, member_uuid, values)
@@ -475,24 +609,24 @@ class CapsuleEndpoint(NodePlumbing):
         try:
             found = self.driver.list_labelled(LABEL_CAPSULE, capsule_uuid)
         except Exception:
-            LOG.warning("Could not list the containers of capsule %s", capsule_uuid,
-                        exc_info=True)
+            LOG.warning("Could not list the containers of capsule %s", capsule_uuid, exc_info=True)
             found = []
         # Members first: the sandbox holds their namespaces.
-        found.sort(key=lambda c: (c.get("Labels") or {}).get(consts.LABEL_CONTAINER_UUID)
-                   == capsule_uuid)
+        found.sort(
+            key=lambda c: (c.get("Labels") or {}).get(consts.LABEL_CONTAINER_UUID) == capsule_uuid
+        )
         for container in found:
             try:
                 self.driver.delete(_engine(container["Id"]), force=True)
             except exception.ZunException as exc:
                 if not is_not_found(exc):
-                    LOG.warning("Could not remove %s of capsule %s: %s", container["Id"],
-                                capsule_uuid, exc)
+                    LOG.warning(
+                        "Could not remove %s of capsule %s: %s", container["Id"], capsule_uuid, exc
+                    )
         try:
             local_volume.remove_capsule_volumes(self.driver.engine, capsule_uuid)
         except exception.ZunException:
-            LOG.warning("Could not remove the volumes of capsule %s", capsule_uuid,
-                        exc_info=True)
+            LOG.warning("Could not remove the volumes of capsule %s", capsule_uuid, exc_info=True)
         self._release_network(project_id, capsule_uuid)
 
     def _release_network(self, project_id: str | None, capsule_uuid: str) -> None:
@@ -501,46 +635,62 @@ class CapsuleEndpoint(NodePlumbing):
             try:
                 neutron = neutron_api.for_service()
                 kuryr_network.release_ports(
-                    neutron, [(p["id"], False) for p in neutron.ports(device_id=capsule_uuid)])
+                    neutron, [(p["id"], False) for p in neutron.ports(device_id=capsule_uuid)]
+                )
                 kuryr_network.remove_exposed_group(neutron, capsule_uuid, project_id)
             except Exception:
-                LOG.warning("Could not release the Neutron port of capsule %s", capsule_uuid,
-                            exc_info=True)
+                LOG.warning(
+                    "Could not release the Neutron port of capsule %s", capsule_uuid, exc_info=True
+                )
             return
         project = project_id or "default"
         try:
             with docker_network.project_network_lock(self.driver.engine, project):
-                docker_network.remove_project_network_if_unused_locked(self.driver.engine,
-                                                                       project)
+                docker_network.remove_project_network_if_unused_locked(self.driver.engine, project)
         except Exception:
             LOG.warning("Could not remove the network of project %s", project, exc_info=True)
 
-    def _fail(self, context: RequestContext, capsule: Any, reason: str,
-              exc: BaseException | None) -> None:
+    def _fail(
+        self, context: RequestContext, capsule: Any, reason: str, exc: BaseException | None
+    ) -> None:
         """Error state for a create that cannot complete; the node keeps nothing of it."""
         self._sweep(capsule.uuid, capsule.project_id)
         host = capsule.host
         with engine.transaction() as session:
             won = container_q.cas_update(
-                session, capsule.uuid,
-                {"status": consts.ERROR, "status_reason": reason, "task_state": None,
-                 "host": None, "container_id": None, "addresses": None, "status_detail": None},
+                session,
+                capsule.uuid,
+                {
+                    "status": consts.ERROR,
+                    "status_reason": reason,
+                    "task_state": None,
+                    "host": None,
+                    "container_id": None,
+                    "addresses": None,
+                    "status_detail": None,
+                },
                 task_states=(consts.CONTAINER_CREATING, consts.IMAGE_PULLING, None),
-                statuses=(consts.CREATING,), host=self.host)
+                statuses=(consts.CREATING,),
+                host=self.host,
+            )
             if won:
                 if host:
                     cpu, memory = capsule_q.member_resources(session, capsule.id)
                     claims.release(session, host, cpu, memory)
                 capsule_q.update_members(
-                    session, capsule.id, {"status": consts.ERROR, "status_reason": reason},
-                    statuses=(consts.CREATING, consts.CREATED, consts.RUNNING))
-                capsule_q.update_members(session, capsule.id,
-                                         {"host": None, "addresses": None,
-                                          "container_id": None, "task_state": None})
+                    session,
+                    capsule.id,
+                    {"status": consts.ERROR, "status_reason": reason},
+                    statuses=(consts.CREATING, consts.CREATED, consts.RUNNING),
+                )
+                capsule_q.update_members(
+                    session,
+                    capsule.id,
+                    {"host": None, "addresses": None, "container_id": None, "task_state": None},
+                )
                 node_q.delete_volume_records(session, capsule.uuid)
                 placement.release_after_commit(session, capsule.uuid)
-        self._event(context, capsule.uuid, "create",
-                    exc or exception.ZunException(message=reason))
+        self._event(context, capsule.uuid, "create", exc or exception.ZunException(message=reason))
 
     # --- delete -----------------------------------------------------------------------------
 
@@ -555,16 +705,17 @@ class CapsuleEndpoint(NodePlumbing):
         self._event(context, capsule_uuid, "delete", start=True)
         try:
             self._remove_engine_containers(capsule_uuid)
-            local_volume.release_container_volumes(self.driver.engine, capsule_uuid,
-                                                   self.state_dir)
+            local_volume.release_container_volumes(self.driver.engine, capsule_uuid, self.state_dir)
         except Exception as exc:
             LOG.warning("Deleting capsule %s failed: %s", capsule_uuid, reason_of(exc))
             with engine.transaction() as session:
-                container_q.cas_update(session, capsule_uuid,
-                                  {"status": consts.ERROR, "status_reason": reason_of(exc),
-                                   "task_state": None},
-                                  task_states=(consts.CONTAINER_DELETING, None),
-                                  host=self.host)
+                container_q.cas_update(
+                    session,
+                    capsule_uuid,
+                    {"status": consts.ERROR, "status_reason": reason_of(exc), "task_state": None},
+                    task_states=(consts.CONTAINER_DELETING, None),
+                    host=self.host,
+                )
             self._event(context, capsule_uuid, "delete", exc)
             return
         self._release_network(capsule.project_id, capsule_uuid)
@@ -581,8 +732,9 @@ class CapsuleEndpoint(NodePlumbing):
     def _remove_engine_containers(self, capsule_uuid: str) -> None:
         """Members, then the sandbox; a container already gone is fine, a refusal raises."""
         found = self.driver.list_labelled(LABEL_CAPSULE, capsule_uuid)
-        found.sort(key=lambda c: (c.get("Labels") or {}).get(consts.LABEL_CONTAINER_UUID)
-                   == capsule_uuid)
+        found.sort(
+            key=lambda c: (c.get("Labels") or {}).get(consts.LABEL_CONTAINER_UUID) == capsule_uuid
+        )
         refs = [c["Id"] for c in found] or [spec_mod.engine_name(capsule_uuid)]
         for ref in refs:
             # A container already gone is fine (False); a refusal raises.

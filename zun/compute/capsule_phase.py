@@ -30,9 +30,11 @@ def exit_code(engine_status: str | None) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def capsule_phase(init_containers: Sequence[tuple[str | None, int | None]],
-                  containers: Sequence[tuple[str | None, int | None]],
-                  restart_policy: str | None = None) -> str:
+def capsule_phase(
+    init_containers: Sequence[tuple[str | None, int | None]],
+    containers: Sequence[tuple[str | None, int | None]],
+    restart_policy: str | None = None,
+) -> str:
     """The phase of a capsule from its members' ``(status, exit code)``.
 
     ``Failed``: an init container failed, or a container ended non-zero and will not be
@@ -44,15 +46,18 @@ def capsule_phase(init_containers: Sequence[tuple[str | None, int | None]],
     members = [*init_containers, *containers]
     if any(status == consts.UNKNOWN for status, _ in members):
         return consts.CAPSULE_UNKNOWN
-    if any(status == consts.ERROR or (status == consts.STOPPED and code not in (0, None))
-           for status, code in init_containers):
+    if any(
+        status == consts.ERROR or (status == consts.STOPPED and code not in (0, None))
+        for status, code in init_containers
+    ):
         return consts.CAPSULE_FAILED
     if any(status != consts.STOPPED for status, _ in init_containers):
         return consts.CAPSULE_PENDING
     if any(status in (consts.CREATING, consts.CREATED) for status, _ in containers):
         return consts.CAPSULE_PENDING
-    if any(status in (consts.RUNNING, consts.RESTARTING, consts.PAUSED)
-           for status, _ in containers):
+    if any(
+        status in (consts.RUNNING, consts.RESTARTING, consts.PAUSED) for status, _ in containers
+    ):
         return consts.CAPSULE_RUNNING
     ended = [code for status, code in containers if status == consts.STOPPED]
     if len(ended) == len(containers):

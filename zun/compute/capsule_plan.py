@@ -8,9 +8,32 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-_GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota",
-          "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau",
-          "upsilon", "phi", "chi", "psi", "omega")
+_GREEK = (
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "iota",
+    "kappa",
+    "lambda",
+    "mu",
+    "nu",
+    "xi",
+    "omicron",
+    "pi",
+    "rho",
+    "sigma",
+    "tau",
+    "upsilon",
+    "phi",
+    "chi",
+    "psi",
+    "omega",
+)
 _NAME_MAX = 255
 
 
@@ -35,10 +58,16 @@ class MemberPlan:
 
     def row_values(self) -> dict[str, Any]:
         return {
-            "image": self.image, "command": self.command, "workdir": self.workdir,
-            "environment": self.environment, "image_pull_policy": self.image_pull_policy,
-            "interactive": self.interactive, "tty": self.tty, "cpu": self.cpu,
-            "memory": self.memory, "exposed_ports": self.exposed_ports,
+            "image": self.image,
+            "command": self.command,
+            "workdir": self.workdir,
+            "environment": self.environment,
+            "image_pull_policy": self.image_pull_policy,
+            "interactive": self.interactive,
+            "tty": self.tty,
+            "cpu": self.cpu,
+            "memory": self.memory,
+            "exposed_ports": self.exposed_ports,
             "restart_policy": dict(self.restart_policy),
         }
 

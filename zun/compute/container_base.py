@@ -34,23 +34,31 @@ LABEL_HOST = "zun.host"
 class ContainerNodeBase(NodePlumbing):
     """The state the container handlers of one host share."""
 
-    def __init__(self, host: str, driver: ContainerRuntime | None = None,
-                 state_dir: str | Path | None = None, max_workers: int | None = None) -> None:
+    def __init__(
+        self,
+        host: str,
+        driver: ContainerRuntime | None = None,
+        state_dir: str | Path | None = None,
+        max_workers: int | None = None,
+    ) -> None:
         super().__init__(host, driver, state_dir, max_workers, "zun-compute")
         self.images = ImageService(host, lambda: self.driver.client)
         self.resources = NodeResources(host, lambda: self.driver.engine, lambda: self.state_dir)
 
     # --- plumbing -------------------------------------------------------------------------
 
-    def submit(self, context: RequestContext, container_uuid: str,
-               fn: Callable[..., None], *args: Any) -> Any:
+    def submit(
+        self, context: RequestContext, container_uuid: str, fn: Callable[..., None], *args: Any
+    ) -> Any:
         """Queue ``fn(context, container_uuid, *args)`` behind the container's other jobs."""
-        return self.workers.submit(container_uuid, self._run_job, context, container_uuid, fn,
-                                   *args)
+        return self.workers.submit(
+            container_uuid, self._run_job, context, container_uuid, fn, *args
+        )
 
     @staticmethod
-    def _run_job(context: RequestContext, container_uuid: str, fn: Callable[..., None],
-                 *args: Any) -> None:
+    def _run_job(
+        context: RequestContext, container_uuid: str, fn: Callable[..., None], *args: Any
+    ) -> None:
         # Log lines of this thread carry the request id of the API request.
         context.update_store()
         try:
@@ -63,8 +71,13 @@ class ContainerNodeBase(NodePlumbing):
 
     # --- image ----------------------------------------------------------------------------
 
-    def _pull(self, row: Any, image: str | None = None, driver_name: str | None = None,
-              on_pull: Callable[[], None] | None = None) -> str:
+    def _pull(
+        self,
+        row: Any,
+        image: str | None = None,
+        driver_name: str | None = None,
+        on_pull: Callable[[], None] | None = None,
+    ) -> str:
         """Make the row's image present as its pull policy says; returns the engine ref.
 
         ``on_pull`` runs before an actual pull (the create sets task image_pulling then)."""
@@ -76,14 +89,25 @@ class ContainerNodeBase(NodePlumbing):
             if registry is None:
                 raise exception.RegistryNotFound(registry=row.registry_id)
         return self.images.pull_for(
-            image or row.image, policy=row.image_pull_policy, project_id=row.project_id,
-            user_id=row.user_id, registry=registry, driver_name=driver_name, on_pull=on_pull)
+            image or row.image,
+            policy=row.image_pull_policy,
+            project_id=row.project_id,
+            user_id=row.user_id,
+            registry=registry,
+            driver_name=driver_name,
+            on_pull=on_pull,
+        )
 
     # --- the engine container -------------------------------------------------------------
 
-    def _create_engine_container(self, row: Any, image_ref: str,
-                                 requested_networks: list[dict[str, Any]] | None,
-                                 mounts: list[Any], taken: Taken) -> None:
+    def _create_engine_container(
+        self,
+        row: Any,
+        image_ref: str,
+        requested_networks: list[dict[str, Any]] | None,
+        mounts: list[Any],
+        taken: Taken,
+    ) -> None:
         spec_row = row.as_dict()
         # The host label lets the reaper of each node tell its own orphans from others'.
         spec_row["labels"] = {**(row.labels or {}), LABEL_HOST: self.host}
@@ -108,8 +132,12 @@ class ContainerNodeBase(NodePlumbing):
             if not (run and row.auto_remove and is_not_found(exc)):
                 raise
             # It ran, exited and the engine removed it already, as asked.
-            values = {"status": consts.DELETED, "status_detail": None, "addresses": {},
-                      "container_id": row.container_id}
+            values = {
+                "status": consts.DELETED,
+                "status_detail": None,
+                "addresses": {},
+                "container_id": row.container_id,
+            }
         if run:
             values["started_at"] = node_q.now()
         return values

@@ -29,9 +29,13 @@ class ContainerCalls(ContainerNodeBase):
         """The row's status fields refreshed from the engine, saved when they changed (so
         that a list shows what a show showed)."""
         row = rows.load_for_call(container_uuid)
-        current = {"status": row.status, "status_reason": row.status_reason,
-                   "status_detail": row.status_detail, "addresses": row.addresses,
-                   "container_id": row.container_id}
+        current = {
+            "status": row.status,
+            "status_reason": row.status_reason,
+            "status_detail": row.status_detail,
+            "addresses": row.addresses,
+            "container_id": row.container_id,
+        }
         if row.task_state or row.status in (consts.CREATING, consts.DELETING, consts.DELETED):
             return rows.public(current)
         try:
@@ -42,8 +46,9 @@ class ContainerCalls(ContainerNodeBase):
             if auto_heal.heals(row):
                 # A read must not write the Error that stops auto_heal: the heal starts now.
                 if auto_heal.start(self, context, row):
-                    return rows.public({**current, "status": consts.REBUILDING,
-                                        "status_reason": None})
+                    return rows.public(
+                        {**current, "status": consts.REBUILDING, "status_reason": None}
+                    )
                 return rows.public(current)
             if row.status == consts.ERROR:
                 # Already failed (the engine refused the create, say): the stored reason says
@@ -53,41 +58,70 @@ class ContainerCalls(ContainerNodeBase):
             if row.auto_remove:
                 fresh.update(status=consts.DELETED, status_reason=None, status_detail=None)
             else:
-                fresh.update(status=consts.ERROR, status_reason=REASON_NOT_IN_ENGINE,
-                             status_detail=None)
+                fresh.update(
+                    status=consts.ERROR, status_reason=REASON_NOT_IN_ENGINE, status_detail=None
+                )
         changed = {k: v for k, v in fresh.items() if current.get(k) != v}
         if changed:
             with engine.transaction() as session:
-                container_q.cas_update(session, container_uuid, changed, task_states=(None,),
-                                       statuses=(row.status,), host=self.host)
+                container_q.cas_update(
+                    session,
+                    container_uuid,
+                    changed,
+                    task_states=(None,),
+                    statuses=(row.status,),
+                    host=self.host,
+                )
         return rows.public(fresh)
 
-    def container_logs(self, context: RequestContext, container_uuid: str, stdout: bool = True,
-                       stderr: bool = True, timestamps: bool = False,
-                       tail: str | int | None = "all", since: Any = None) -> str:
+    def container_logs(
+        self,
+        context: RequestContext,
+        container_uuid: str,
+        stdout: bool = True,
+        stderr: bool = True,
+        timestamps: bool = False,
+        tail: str | int | None = "all",
+        since: Any = None,
+    ) -> str:
         row = rows.load_for_call(container_uuid)
-        return self.driver.logs(row, stdout=stdout, stderr=stderr, timestamps=timestamps,
-                                tail=tail, since=since)
+        return self.driver.logs(
+            row, stdout=stdout, stderr=stderr, timestamps=timestamps, tail=tail, since=since
+        )
 
-    def container_exec(self, context: RequestContext, container_uuid: str,
-                       command: list[str] | str, run: bool = True,
-                       interactive: bool = False) -> dict[str, Any]:
+    def container_exec(
+        self,
+        context: RequestContext,
+        container_uuid: str,
+        command: list[str] | str,
+        run: bool = True,
+        interactive: bool = False,
+    ) -> dict[str, Any]:
         """``run``: the command's output and exit code (bounded by [docker]/execute_timeout).
         Otherwise an exec instance is created, recorded with a fresh token, and its id given
         back for the console proxy."""
         row = rows.load_for_call(container_uuid)
         if run:
             result = self.driver.execute(row, command, interactive=False)
-            return {"output": result["output"], "exit_code": result["exit_code"],
-                    "exec_id": None, "token": None}
+            return {
+                "output": result["output"],
+                "exit_code": result["exit_code"],
+                "exec_id": None,
+                "token": None,
+            }
         exec_id = self.driver.execute_create(row, command, interactive=bool(interactive))
         # The exec_instance row keeps only a digest of the token (zun.console.tokens).
         token = console_tokens.issue_exec_token(container_uuid, exec_id)
         return {"output": None, "exit_code": None, "exec_id": exec_id, "token": token}
 
-    def container_exec_resize(self, context: RequestContext, container_uuid: str,
-                              exec_id: str, height: int | None = None,
-                              width: int | None = None) -> None:
+    def container_exec_resize(
+        self,
+        context: RequestContext,
+        container_uuid: str,
+        exec_id: str,
+        height: int | None = None,
+        width: int | None = None,
+    ) -> None:
         rows.load_for_call(container_uuid)
         try:
             self.driver.execute_resize(exec_id, height, width)
@@ -95,7 +129,8 @@ class ContainerCalls(ContainerNodeBase):
             if is_not_found(exc):
                 raise exception.Invalid(
                     message=f"Exec instance {exec_id} of container {container_uuid} could "
-                            "not be found.") from None
+                    "not be found."
+                ) from None
             raise
 
     def container_attach(self, context: RequestContext, container_uuid: str) -> dict[str, Any]:
@@ -104,21 +139,29 @@ class ContainerCalls(ContainerNodeBase):
         token = console_tokens.issue_attach_token(container_uuid)
         return {"token": token, "url": console_tokens.console_url(container_uuid, token)}
 
-    def container_resize(self, context: RequestContext, container_uuid: str,
-                         height: int | None = None, width: int | None = None) -> None:
+    def container_resize(
+        self,
+        context: RequestContext,
+        container_uuid: str,
+        height: int | None = None,
+        width: int | None = None,
+    ) -> None:
         self.driver.resize(rows.load_for_call(container_uuid), height, width)
 
-    def container_top(self, context: RequestContext, container_uuid: str,
-                      ps_args: str | None = None) -> dict[str, Any]:
+    def container_top(
+        self, context: RequestContext, container_uuid: str, ps_args: str | None = None
+    ) -> dict[str, Any]:
         return self.driver.top(rows.load_for_call(container_uuid), ps_args)
 
-    def container_get_archive(self, context: RequestContext, container_uuid: str,
-                              path: str) -> dict[str, Any]:
+    def container_get_archive(
+        self, context: RequestContext, container_uuid: str, path: str
+    ) -> dict[str, Any]:
         data, stat = self.driver.get_archive(rows.load_for_call(container_uuid), path)
         return {"data": base64.b64encode(data).decode("ascii"), "stat": stat}
 
-    def container_put_archive(self, context: RequestContext, container_uuid: str, path: str,
-                              data_b64: str) -> None:
+    def container_put_archive(
+        self, context: RequestContext, container_uuid: str, path: str, data_b64: str
+    ) -> None:
         row = rows.load_for_call(container_uuid)
         try:
             data = base64.b64decode(data_b64, validate=True)

@@ -34,8 +34,11 @@ class ContainerEndpoint(ContainerLifecycle, ContainerChanges, ContainerCalls):
         try:
             periodic_tasks.sync_placement(self, context)
         except Exception:
-            LOG.exception("Reporting %s to Placement failed; retried every "
-                          "[compute]/resource_provider_association_refresh", self.host)
+            LOG.exception(
+                "Reporting %s to Placement failed; retried every "
+                "[compute]/resource_provider_association_refresh",
+                self.host,
+            )
         recovery.recover(self, context)
 
     def periodic_tasks(self) -> list[tuple[Callable[[RequestContext], None], float, bool]]:

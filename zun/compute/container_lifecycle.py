@@ -43,24 +43,44 @@ class ContainerLifecycle(ContainerNodeBase):
 
     # --- create ---------------------------------------------------------------------------
 
-    def container_create(self, context: RequestContext, container_uuid: str, run: bool = False,
-                         requested_networks: list[dict[str, Any]] | None = None,
-                         requested_volumes: list[dict[str, Any]] | None = None) -> None:
-        self.submit(context, container_uuid, self._do_create, bool(run),
-                    list(requested_networks or []), list(requested_volumes or []))
+    def container_create(
+        self,
+        context: RequestContext,
+        container_uuid: str,
+        run: bool = False,
+        requested_networks: list[dict[str, Any]] | None = None,
+        requested_volumes: list[dict[str, Any]] | None = None,
+    ) -> None:
+        self.submit(
+            context,
+            container_uuid,
+            self._do_create,
+            bool(run),
+            list(requested_networks or []),
+            list(requested_volumes or []),
+        )
 
-    def _do_create(self, context: RequestContext, container_uuid: str, run: bool,
-                   requested_networks: list[dict[str, Any]],
-                   requested_volumes: list[dict[str, Any]]) -> None:
+    def _do_create(
+        self,
+        context: RequestContext,
+        container_uuid: str,
+        run: bool,
+        requested_networks: list[dict[str, Any]],
+        requested_volumes: list[dict[str, Any]],
+    ) -> None:
         row = rows.load(container_uuid)
         if row is None or row.status != consts.CREATING:
-            LOG.info("Not creating container %s: it is %s", container_uuid,
-                     "gone" if row is None else row.status)
+            LOG.info(
+                "Not creating container %s: it is %s",
+                container_uuid,
+                "gone" if row is None else row.status,
+            )
             return
         if row.host != self.host:
             # Moved to another host while this one was down; the message was still queued.
-            LOG.info("Not creating container %s: it now belongs to host %s", container_uuid,
-                     row.host)
+            LOG.info(
+                "Not creating container %s: it now belongs to host %s", container_uuid, row.host
+            )
             return
         taken = Taken()
         started = node_q.now()
@@ -69,15 +89,18 @@ class ContainerLifecycle(ContainerNodeBase):
 
             def on_pull() -> None:
                 pulling.append(True)
-                rows.set_task(container_uuid, consts.IMAGE_PULLING, consts.CONTAINER_CREATING,
-                              host=self.host)
+                rows.set_task(
+                    container_uuid, consts.IMAGE_PULLING, consts.CONTAINER_CREATING, host=self.host
+                )
 
             image_ref = self._pull(row, on_pull=on_pull)
             if pulling:
-                rows.set_task(container_uuid, consts.CONTAINER_CREATING, consts.IMAGE_PULLING,
-                              host=self.host)
-            network_access.check_joinable(context.is_admin, row.project_id,
-                                          [n.get("network") for n in requested_networks])
+                rows.set_task(
+                    container_uuid, consts.CONTAINER_CREATING, consts.IMAGE_PULLING, host=self.host
+                )
+            network_access.check_joinable(
+                context.is_admin, row.project_id, [n.get("network") for n in requested_networks]
+            )
             mounts = self.resources.prepare_volumes(row, requested_volumes, taken)
             self._create_engine_container(row, image_ref, requested_networks, mounts, taken)
             values = self._start_and_inspect(row, run)
@@ -89,9 +112,16 @@ class ContainerLifecycle(ContainerNodeBase):
             return
         values.update(taken.row_values)
         values.update(task_state=None, status_reason=None)
-        if not rows.finish(context, container_uuid, "create", values,
-                            (consts.CONTAINER_CREATING,), statuses=(consts.CREATING,),
-                            started=started, host=self.host):
+        if not rows.finish(
+            context,
+            container_uuid,
+            "create",
+            values,
+            (consts.CONTAINER_CREATING,),
+            statuses=(consts.CREATING,),
+            started=started,
+            host=self.host,
+        ):
             self._after_lost_create(row, taken)
             return
         LOG.info("Container %s created: %s", container_uuid, values["status"])
@@ -105,14 +135,18 @@ class ContainerLifecycle(ContainerNodeBase):
         row.container_id = None  # remove the engine container by its name, if any
         self._undo(row, taken)
         try:
-            target = relocation.move(row.uuid, self.host,
-                                     f"its container engine failed: {reason_of(exc)}")
+            target = relocation.move(
+                row.uuid, self.host, f"its container engine failed: {reason_of(exc)}"
+            )
         except exception.PlacementUnavailable as down:
             # Not left Creating here: the caller fails the create (Error, claim released).
             LOG.warning("Container %s: create not moved: %s", row.uuid, down)
             return False
-        LOG.warning("Container %s: create %s", row.uuid,
-                    f"moved to {target}" if target else "not moved (see its status)")
+        LOG.warning(
+            "Container %s: create %s",
+            row.uuid,
+            f"moved to {target}" if target else "not moved (see its status)",
+        )
         return True
 
     def _after_lost_create(self, row: Any, taken: Taken) -> None:
@@ -128,8 +162,12 @@ class ContainerLifecycle(ContainerNodeBase):
         if current.host != self.host:
             # Its claim and allocation now belong to the new host: only what this node made
             # goes.
-            LOG.warning("Container %s was moved to host %s while this node created it; "
-                        "removing the engine container made here", row.uuid, current.host)
+            LOG.warning(
+                "Container %s was moved to host %s while this node created it; "
+                "removing the engine container made here",
+                row.uuid,
+                current.host,
+            )
             self._undo(row, taken, only_mine=True)
 
     def _undo(self, row: Any, taken: Taken, only_mine: bool = False) -> None:
@@ -149,13 +187,20 @@ class ContainerLifecycle(ContainerNodeBase):
                 LOG.warning("Could not release the %s of %s", what, row.uuid, exc_info=True)
         with contextlib.suppress(Exception):
             with engine.transaction() as session:
-                node_q.delete_volume_records(session, row.uuid,
-                                             host=self.host if only_mine else None)
+                node_q.delete_volume_records(
+                    session, row.uuid, host=self.host if only_mine else None
+                )
         self.resources.release_project_network(row.project_id)
 
-    def fail_create(self, context: RequestContext, row: Any, reason: str,
-                    taken: Taken | None = None, exc: BaseException | None = None,
-                    started: datetime.datetime | None = None) -> None:
+    def fail_create(
+        self,
+        context: RequestContext,
+        row: Any,
+        reason: str,
+        taken: Taken | None = None,
+        exc: BaseException | None = None,
+        started: datetime.datetime | None = None,
+    ) -> None:
         """Error state for a create that cannot complete; the node keeps nothing of it."""
         taken = taken or Taken()
         row.container_id = None  # remove the engine container by its name
@@ -168,22 +213,42 @@ class ContainerLifecycle(ContainerNodeBase):
                 claims.release(session, host, cpu, memory_mb, disk_gb)
             placement.release_after_commit(session, row.uuid)
 
-        values = {"status": consts.ERROR, "status_reason": reason, "task_state": None,
-                  "host": None, "container_id": None, "status_detail": None, "addresses": None}
-        rows.finish(context, row.uuid, "create", values,
-                     (consts.CONTAINER_CREATING, consts.IMAGE_PULLING, None),
-                     exc=exc or exception.ZunException(message=reason),
-                     statuses=(consts.CREATING,), extra=release, started=started or node_q.now(),
-                     host=self.host)
+        values = {
+            "status": consts.ERROR,
+            "status_reason": reason,
+            "task_state": None,
+            "host": None,
+            "container_id": None,
+            "status_detail": None,
+            "addresses": None,
+        }
+        rows.finish(
+            context,
+            row.uuid,
+            "create",
+            values,
+            (consts.CONTAINER_CREATING, consts.IMAGE_PULLING, None),
+            exc=exc or exception.ZunException(message=reason),
+            statuses=(consts.CREATING,),
+            extra=release,
+            started=started or node_q.now(),
+            host=self.host,
+        )
 
     # --- delete ---------------------------------------------------------------------------
 
-    def container_delete(self, context: RequestContext, container_uuid: str,
-                         force: bool = False, stop_first: bool = False) -> None:
+    def container_delete(
+        self,
+        context: RequestContext,
+        container_uuid: str,
+        force: bool = False,
+        stop_first: bool = False,
+    ) -> None:
         self.submit(context, container_uuid, self._do_delete, bool(force), bool(stop_first))
 
-    def _do_delete(self, context: RequestContext, container_uuid: str, force: bool,
-                   stop_first: bool) -> None:
+    def _do_delete(
+        self, context: RequestContext, container_uuid: str, force: bool, stop_first: bool
+    ) -> None:
         row = rows.load(container_uuid)
         if row is None:
             return
@@ -204,13 +269,17 @@ class ContainerLifecycle(ContainerNodeBase):
         except Exception as exc:
             if not force:
                 LOG.warning("Deleting container %s failed: %s", container_uuid, reason_of(exc))
-                rows.finish(context, container_uuid, "delete",
-                             {"status": consts.ERROR, "status_reason": reason_of(exc),
-                              "task_state": None},
-                             (consts.CONTAINER_DELETING, None), exc=exc, host=self.host)
+                rows.finish(
+                    context,
+                    container_uuid,
+                    "delete",
+                    {"status": consts.ERROR, "status_reason": reason_of(exc), "task_state": None},
+                    (consts.CONTAINER_DELETING, None),
+                    exc=exc,
+                    host=self.host,
+                )
                 return
-            LOG.warning("Forced delete of %s goes on despite: %s", container_uuid,
-                        reason_of(exc))
+            LOG.warning("Forced delete of %s goes on despite: %s", container_uuid, reason_of(exc))
         if force:
             self.resources.release_container_networking(row)
         self._forget(row, container_uuid)
@@ -236,8 +305,15 @@ class ContainerLifecycle(ContainerNodeBase):
 
     # --- lifecycle actions ----------------------------------------------------------------
 
-    def _action(self, context: RequestContext, container_uuid: str, action: str,
-                task_state: str, work: Callable[[Any], None], error_on_failure: bool) -> None:
+    def _action(
+        self,
+        context: RequestContext,
+        container_uuid: str,
+        action: str,
+        task_state: str,
+        work: Callable[[Any], None],
+        error_on_failure: bool,
+    ) -> None:
         """Run ``work(row)``, then write the engine's view of the container.
 
         On failure the status becomes Error (start, rebuild) or is read back from the engine
@@ -259,8 +335,9 @@ class ContainerLifecycle(ContainerNodeBase):
                 with contextlib.suppress(Exception):
                     values = self.engine_fields(row)
             values["task_state"] = None
-            rows.finish(context, container_uuid, action, values, (task_state, None), exc=exc,
-                        host=self.host)
+            rows.finish(
+                context, container_uuid, action, values, (task_state, None), exc=exc, host=self.host
+            )
             return
         values["task_state"] = None
         if error_on_failure:
@@ -271,47 +348,83 @@ class ContainerLifecycle(ContainerNodeBase):
         self.submit(context, container_uuid, self._do_start)
 
     def _do_start(self, context: RequestContext, container_uuid: str) -> None:
-        self._action(context, container_uuid, "start", consts.CONTAINER_STARTING,
-                     self.driver.start, error_on_failure=True)
+        self._action(
+            context,
+            container_uuid,
+            "start",
+            consts.CONTAINER_STARTING,
+            self.driver.start,
+            error_on_failure=True,
+        )
 
-    def container_stop(self, context: RequestContext, container_uuid: str,
-                       timeout: int | None = None) -> None:
+    def container_stop(
+        self, context: RequestContext, container_uuid: str, timeout: int | None = None
+    ) -> None:
         self.submit(context, container_uuid, self._do_stop, timeout)
 
-    def _do_stop(self, context: RequestContext, container_uuid: str,
-                 timeout: int | None = None) -> None:
-        self._action(context, container_uuid, "stop", consts.CONTAINER_STOPPING,
-                     lambda row: self.driver.stop(row, timeout), error_on_failure=False)
+    def _do_stop(
+        self, context: RequestContext, container_uuid: str, timeout: int | None = None
+    ) -> None:
+        self._action(
+            context,
+            container_uuid,
+            "stop",
+            consts.CONTAINER_STOPPING,
+            lambda row: self.driver.stop(row, timeout),
+            error_on_failure=False,
+        )
 
-    def container_reboot(self, context: RequestContext, container_uuid: str,
-                         timeout: int | None = None) -> None:
+    def container_reboot(
+        self, context: RequestContext, container_uuid: str, timeout: int | None = None
+    ) -> None:
         self.submit(context, container_uuid, self._do_reboot, timeout)
 
-    def _do_reboot(self, context: RequestContext, container_uuid: str,
-                   timeout: int | None = None) -> None:
-        self._action(context, container_uuid, "reboot", consts.CONTAINER_REBOOTING,
-                     lambda row: self.driver.reboot(row, timeout), error_on_failure=False)
+    def _do_reboot(
+        self, context: RequestContext, container_uuid: str, timeout: int | None = None
+    ) -> None:
+        self._action(
+            context,
+            container_uuid,
+            "reboot",
+            consts.CONTAINER_REBOOTING,
+            lambda row: self.driver.reboot(row, timeout),
+            error_on_failure=False,
+        )
 
     def container_pause(self, context: RequestContext, container_uuid: str) -> None:
         self.submit(context, container_uuid, self._do_pause)
 
     def _do_pause(self, context: RequestContext, container_uuid: str) -> None:
-        self._action(context, container_uuid, "pause", consts.CONTAINER_PAUSING,
-                     self.driver.pause, error_on_failure=False)
+        self._action(
+            context,
+            container_uuid,
+            "pause",
+            consts.CONTAINER_PAUSING,
+            self.driver.pause,
+            error_on_failure=False,
+        )
 
     def container_unpause(self, context: RequestContext, container_uuid: str) -> None:
         self.submit(context, container_uuid, self._do_unpause)
 
     def _do_unpause(self, context: RequestContext, container_uuid: str) -> None:
-        self._action(context, container_uuid, "unpause", consts.CONTAINER_UNPAUSING,
-                     self.driver.unpause, error_on_failure=False)
+        self._action(
+            context,
+            container_uuid,
+            "unpause",
+            consts.CONTAINER_UNPAUSING,
+            self.driver.unpause,
+            error_on_failure=False,
+        )
 
-    def container_kill(self, context: RequestContext, container_uuid: str,
-                       signal: str | None = None) -> None:
+    def container_kill(
+        self, context: RequestContext, container_uuid: str, signal: str | None = None
+    ) -> None:
         self.submit(context, container_uuid, self._do_kill, signal)
 
-    def _do_kill(self, context: RequestContext, container_uuid: str,
-                 signal: str | None = None) -> None:
+    def _do_kill(
+        self, context: RequestContext, container_uuid: str, signal: str | None = None
+    ) -> None:
         def work(row: Any) -> None:
             self.driver.kill(row, signal)
             # The signal is delivered asynchronously: give the process a moment to end so
@@ -319,18 +432,30 @@ class ContainerLifecycle(ContainerNodeBase):
             with contextlib.suppress(exception.ZunException):
                 self.driver.wait_stopped(row, KILL_SETTLE_SECONDS)
 
-        self._action(context, container_uuid, "kill", consts.CONTAINER_KILLING, work,
-                     error_on_failure=False)
+        self._action(
+            context, container_uuid, "kill", consts.CONTAINER_KILLING, work, error_on_failure=False
+        )
 
     # --- rebuild --------------------------------------------------------------------------
 
-    def container_rebuild(self, context: RequestContext, container_uuid: str,
-                          run: bool | None = None, image: str | None = None,
-                          image_driver: str | None = None) -> None:
+    def container_rebuild(
+        self,
+        context: RequestContext,
+        container_uuid: str,
+        run: bool | None = None,
+        image: str | None = None,
+        image_driver: str | None = None,
+    ) -> None:
         self.submit(context, container_uuid, self._do_rebuild, run, image, image_driver)
 
-    def _do_rebuild(self, context: RequestContext, container_uuid: str, run: bool | None,
-                    image: str | None, image_driver_name: str | None) -> None:
+    def _do_rebuild(
+        self,
+        context: RequestContext,
+        container_uuid: str,
+        run: bool | None,
+        image: str | None,
+        image_driver_name: str | None,
+    ) -> None:
         """Replace the engine container with a new one from (possibly) a new image; the
         UUID, name, networks and volumes stay."""
         row = rows.load(container_uuid)
@@ -343,15 +468,22 @@ class ContainerLifecycle(ContainerNodeBase):
             self.driver.delete(row, force=True)
             mounts = self.resources.stored_mounts(container_uuid)
             row.container_id = None
-            self._create_engine_container(row, image_ref, self.resources.stored_networks(row),
-                                          mounts, Taken())
+            self._create_engine_container(
+                row, image_ref, self.resources.stored_networks(row), mounts, Taken()
+            )
             row.status = consts.CREATING  # the mapping reads "Created" for a new container
             values = self._start_and_inspect(row, bool(run))
         except Exception as exc:
             LOG.warning("Rebuilding container %s failed: %s", container_uuid, reason_of(exc))
-            rows.finish(context, container_uuid, "rebuild",
-                         {"status": consts.ERROR, "status_reason": reason_of(exc),
-                          "task_state": None}, task, exc=exc, host=self.host)
+            rows.finish(
+                context,
+                container_uuid,
+                "rebuild",
+                {"status": consts.ERROR, "status_reason": reason_of(exc), "task_state": None},
+                task,
+                exc=exc,
+                host=self.host,
+            )
             return
         values.update(task_state=None, status_reason=None)
         if image:

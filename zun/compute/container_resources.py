@@ -42,8 +42,9 @@ class Taken:
 class NodeResources:
     """Networks and volumes of the containers of one host."""
 
-    def __init__(self, host: str, engine_handle: Callable[[], Any],
-                 state_dir: Callable[[], Path]) -> None:
+    def __init__(
+        self, host: str, engine_handle: Callable[[], Any], state_dir: Callable[[], Path]
+    ) -> None:
         self.host = host
         self._engine = engine_handle
         self._state_dir = state_dir
@@ -51,8 +52,9 @@ class NodeResources:
         self.known_networks: set[str] = set()
 
     @contextlib.contextmanager
-    def networking(self, row: Any, requested: list[dict[str, Any]] | None,
-                   taken: Taken) -> Iterator[dict[str, Any]]:
+    def networking(
+        self, row: Any, requested: list[dict[str, Any]] | None, taken: Taken
+    ) -> Iterator[dict[str, Any]]:
         """The networking of a create; holds the project network's lock while it is used,
         so that a concurrent cleanup cannot remove the network before the container is on it."""
         if mode.kuryr_enabled():
@@ -64,7 +66,8 @@ class NodeResources:
             for entry in requested:
                 if entry.get("port"):
                     raise exception.Invalid(
-                        message="Ports are Neutron's: this node attaches Docker networks only.")
+                        message="Ports are Neutron's: this node attaches Docker networks only."
+                    )
                 name = docker_network.network_name(client, entry.get("network"))
                 endpoint: dict[str, Any] = {}
                 if entry.get("v4-fixed-ip"):
@@ -88,8 +91,9 @@ class NodeResources:
             taken.project_network = project
             yield {"network_mode": name, "endpoints": {name: {}}}
 
-    def _kuryr_networking(self, row: Any, requested: list[dict[str, Any]] | None,
-                          taken: Taken) -> dict[str, Any]:
+    def _kuryr_networking(
+        self, row: Any, requested: list[dict[str, Any]] | None, taken: Taken
+    ) -> dict[str, Any]:
         """Neutron ports (made or the user's) on kuryr's Docker networks; what is made is
         recorded in ``taken.neutron`` at once, so a failure gives it back."""
         client = self._engine()
@@ -99,8 +103,9 @@ class NodeResources:
             # The API resolves the networks; a create that came without any (an older
             # message) gets the project's network as the original chose it.
             net = neutron.available_network(row.project_id)
-            requests = [{"network": net["id"], "port": "", "fixed_ip": "",
-                         "preserve_on_delete": False}]
+            requests = [
+                {"network": net["id"], "port": "", "fixed_ip": "", "preserve_on_delete": False}
+            ]
         # Ports of this container that no request names are from an earlier attempt (a
         # create done again after a node restart, or on another host after node loss): the
         # dead attempt never gave them back, and a fixed IP would collide with them.
@@ -112,19 +117,30 @@ class NodeResources:
         groups = list(row.security_groups) if row.security_groups else None
         if row.exposed_ports:
             existing = neutron.security_groups(
-                name=kuryr_network.exposed_group_name(row.uuid), project_id=row.project_id)
-            group = (existing[0]["id"] if existing else kuryr_network.expose_ports(
-                neutron, row.uuid, row.project_id, row.exposed_ports, taken.neutron))
+                name=kuryr_network.exposed_group_name(row.uuid), project_id=row.project_id
+            )
+            group = (
+                existing[0]["id"]
+                if existing
+                else kuryr_network.expose_ports(
+                    neutron, row.uuid, row.project_id, row.exposed_ports, taken.neutron
+                )
+            )
             groups = list(dict.fromkeys([*(groups or []), group]))
         addresses: dict[str, list[dict[str, Any]]] = {}
         endpoints: dict[str, dict[str, Any]] = {}
         mac = None
         for request in requests:
-            port = kuryr_network.take_port(neutron, row.uuid, row.project_id, request, groups,
-                                           taken.neutron)
+            port = kuryr_network.take_port(
+                neutron, row.uuid, row.project_id, request, groups, taken.neutron
+            )
             net_id = str(port["network_id"])
-            kuryr_networks.ensure(client, neutron, net_id, kuryr_networks.Owner(
-                self.host, row.project_id, row.user_id))
+            kuryr_networks.ensure(
+                client,
+                neutron,
+                net_id,
+                kuryr_networks.Owner(self.host, row.project_id, row.user_id),
+            )
             addrs = kuryr_network.addresses_of(port, bool(request.get("preserve_on_delete")))
             addresses[net_id] = addrs
             endpoints[net_id] = kuryr_network.endpoint_of(addrs)
@@ -134,8 +150,12 @@ class NodeResources:
         if groups is not None:
             row.security_groups = groups
             taken.row_values["security_groups"] = groups
-        return {"network_mode": next(iter(endpoints)), "endpoints": endpoints,
-                "mac_address": mac, "publish": False}
+        return {
+            "network_mode": next(iter(endpoints)),
+            "endpoints": endpoints,
+            "mac_address": mac,
+            "publish": False,
+        }
 
     def release_neutron(self, row: Any, taken: Taken) -> None:
         """Give back the ports and group a failed create took (kuryr; never raises)."""
@@ -157,8 +177,7 @@ class NodeResources:
             return
         if strict:
             neutron = neutron_api.for_service()
-            kuryr_network.release_ports(neutron, kuryr_network.ports_of(row.addresses),
-                                        strict=True)
+            kuryr_network.release_ports(neutron, kuryr_network.ports_of(row.addresses), strict=True)
             if row.exposed_ports:
                 kuryr_network.remove_exposed_group(neutron, row.uuid, row.project_id)
             return
@@ -179,25 +198,31 @@ class NodeResources:
         None (the project network) when it was on that one only, or on none."""
         if mode.kuryr_enabled():
             # The same ports again (the engine let them go with the old container).
-            return [{"network": net, "port": port, "fixed_ip": "",
-                     "preserve_on_delete": preserve}
-                    for net in (row.addresses or {})
-                    for port, preserve in kuryr_network.ports_of(row.addresses, net)] or None
+            return [
+                {"network": net, "port": port, "fixed_ip": "", "preserve_on_delete": preserve}
+                for net in (row.addresses or {})
+                for port, preserve in kuryr_network.ports_of(row.addresses, net)
+            ] or None
         project_net = docker_network.project_network_name(row.project_id or "default")
         names = list(row.addresses or {})
         if not names or names == [project_net]:
             return None
         return [{"network": name} for name in names]
 
-    def prepare_volumes(self, row: Any, requested: list[dict[str, Any]],
-                        taken: Taken) -> list[Any]:
+    def prepare_volumes(self, row: Any, requested: list[dict[str, Any]], taken: Taken) -> list[Any]:
         """Mounts of the requested volumes; their records are stored at once, so that a
         crash before the engine container exists still leaves them to be released."""
         if not requested:
             return []
         mounts, records = local_volume.prepare_mounts(
-            self._engine(), row.uuid, requested, self._state_dir(), project_id=row.project_id,
-            user_id=row.user_id, host=self.host)
+            self._engine(),
+            row.uuid,
+            requested,
+            self._state_dir(),
+            project_id=row.project_id,
+            user_id=row.user_id,
+            host=self.host,
+        )
         taken.records = records
         with engine.transaction() as session:
             node_q.save_volume_records(session, records)
@@ -213,8 +238,9 @@ class NodeResources:
         try:
             local_volume.release_mounts(self._engine(), records, self._state_dir())
         finally:
-            local_volume.release_container_volumes(self._engine(), container_uuid,
-                                                   self._state_dir())
+            local_volume.release_container_volumes(
+                self._engine(), container_uuid, self._state_dir()
+            )
 
     def release_stored_volumes(self, container_uuid: str) -> None:
         with engine.transaction(readonly=True) as session:

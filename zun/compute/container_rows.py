@@ -56,31 +56,50 @@ def load_for_call(container_uuid: str) -> Any:
 
 
 @engine.retry_on_deadlock
-def start_event(context: RequestContext, container_uuid: str, action: str,
-                task_state: str | None = None,
-                from_states: tuple[str | None, ...] = (), *, host: str) -> None:
+def start_event(
+    context: RequestContext,
+    container_uuid: str,
+    action: str,
+    task_state: str | None = None,
+    from_states: tuple[str | None, ...] = (),
+    *,
+    host: str,
+) -> None:
     with engine.transaction() as session:
         if task_state is not None:
-            container_q.cas_update(session, container_uuid, {"task_state": task_state},
-                                   task_states=from_states, host=host)
+            container_q.cas_update(
+                session,
+                container_uuid,
+                {"task_state": task_state},
+                task_states=from_states,
+                host=host,
+            )
         if context.request_id:
-            action_q.start_event(session, container_uuid, context.request_id,
-                                 event_name(action))
+            action_q.start_event(session, container_uuid, context.request_id, event_name(action))
 
 
 @engine.retry_on_deadlock
 def set_task(container_uuid: str, task_state: str, current: str, *, host: str) -> None:
     with engine.transaction() as session:
-        container_q.cas_update(session, container_uuid, {"task_state": task_state},
-                               task_states=(current,), host=host)
+        container_q.cas_update(
+            session, container_uuid, {"task_state": task_state}, task_states=(current,), host=host
+        )
 
 
 @engine.retry_on_deadlock
-def finish(context: RequestContext, container_uuid: str, action: str,
-           values: dict[str, Any], task_states: tuple[str | None, ...],
-           exc: BaseException | None = None, statuses: tuple[str, ...] | None = None,
-           extra: Callable[[Any], None] | None = None,
-           started: datetime.datetime | None = None, *, host: str) -> bool:
+def finish(
+    context: RequestContext,
+    container_uuid: str,
+    action: str,
+    values: dict[str, Any],
+    task_states: tuple[str | None, ...],
+    exc: BaseException | None = None,
+    statuses: tuple[str, ...] | None = None,
+    extra: Callable[[Any], None] | None = None,
+    started: datetime.datetime | None = None,
+    *,
+    host: str,
+) -> bool:
     """Final write (CAS on the task state, and on the row being on ``host``: the node that
     writes) and the event, in one transaction; True when the write won. ``extra(session)``
     runs in the same transaction, only if it won.
@@ -90,38 +109,60 @@ def finish(context: RequestContext, container_uuid: str, action: str,
     result = action_q.RESULT_ERROR if exc else action_q.RESULT_SUCCESS
     trace = "".join(traceback.format_exception(exc)) if exc else None
     with engine.transaction() as session:
-        won = container_q.cas_update(session, container_uuid, values, task_states=task_states,
-                                     statuses=statuses, host=host)
+        won = container_q.cas_update(
+            session, container_uuid, values, task_states=task_states, statuses=statuses, host=host
+        )
         if won and extra is not None:
             extra(session)
         if context.request_id and started is not None:
-            node_q.record_event(session, container_uuid, context.request_id,
-                                event_name(action), started, result, trace)
+            node_q.record_event(
+                session,
+                container_uuid,
+                context.request_id,
+                event_name(action),
+                started,
+                result,
+                trace,
+            )
         elif context.request_id:
-            action_q.finish_event(session, container_uuid, context.request_id,
-                                  event_name(action), result=result, traceback=trace)
+            action_q.finish_event(
+                session,
+                container_uuid,
+                context.request_id,
+                event_name(action),
+                result=result,
+                traceback=trace,
+            )
     return won
 
 
-def engine_fields(runtime: ContainerRuntime, row: Any,
-                  info: dict[str, Any] | None = None) -> dict[str, Any]:
+def engine_fields(
+    runtime: ContainerRuntime, row: Any, info: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Status fields, container id and addresses of ``row`` as the engine sees it now."""
     if info is None:
         info = runtime.inspect(row)
-    fields = map_docker_state(info.get("State"), status=row.status,
-                              status_reason=row.status_reason,
-                              status_detail=row.status_detail, force=True)
+    fields = map_docker_state(
+        info.get("State"),
+        status=row.status,
+        status_reason=row.status_reason,
+        status_detail=row.status_detail,
+        force=True,
+    )
     # With Neutron (kuryr) the addresses are the ports Zun made, stored at create and changed
     # by attach and detach: the engine's endpoint ids are not what clients know.
-    addresses = (row.addresses if mode.kuryr_enabled()
-                 else net_addresses.addresses_from_inspect(info))
-    return {"status": fields.status, "status_reason": fields.status_reason,
-            "status_detail": fields.status_detail, "container_id": info["Id"],
-            "addresses": addresses}
+    addresses = (
+        row.addresses if mode.kuryr_enabled() else net_addresses.addresses_from_inspect(info)
+    )
+    return {
+        "status": fields.status,
+        "status_reason": fields.status_reason,
+        "status_detail": fields.status_detail,
+        "container_id": info["Id"],
+        "addresses": addresses,
+    }
 
 
 def public(values: dict[str, Any]) -> dict[str, Any]:
     """The fields a show answers with."""
-    return {k: values.get(k) for k in ("status", "status_reason", "status_detail",
-                                       "addresses")}
-
+    return {k: values.get(k) for k in ("status", "status_reason", "status_detail", "addresses")}

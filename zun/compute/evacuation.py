@@ -51,8 +51,10 @@ LEFT = (consts.DELETING, consts.DELETED)
 
 
 class HostIsUp(exception.Conflict):
-    message = ("Host %(host)s is up: only a host that is down can be evacuated or purged. "
-               "Force it down first (PUT /v1/services/force_down) if it is dead.")
+    message = (
+        "Host %(host)s is up: only a host that is down can be evacuated or purged. "
+        "Force it down first (PUT /v1/services/force_down) if it is dead."
+    )
 
 
 @dataclass
@@ -64,8 +66,13 @@ class Outcome:
     reason: str | None = None
 
     def view(self) -> dict[str, Any]:
-        return {"uuid": self.uuid, "name": self.name, "result": self.result,
-                "host": self.host, "reason": self.reason}
+        return {
+            "uuid": self.uuid,
+            "name": self.name,
+            "result": self.result,
+            "host": self.host,
+            "reason": self.reason,
+        }
 
 
 def require_down(host: str) -> str:
@@ -84,9 +91,14 @@ def _rows(session: Session, host: str, uuids: Collection[str] | None) -> list[An
 
 
 def _has_volumes(session: Session, uuid: str) -> bool:
-    return session.execute(
-        sa.select(models.VolumeMapping.id)
-        .where(models.VolumeMapping.container_uuid == uuid).limit(1)).first() is not None
+    return (
+        session.execute(
+            sa.select(models.VolumeMapping.id)
+            .where(models.VolumeMapping.container_uuid == uuid)
+            .limit(1)
+        ).first()
+        is not None
+    )
 
 
 def _replay_request(session: Session, row: Any) -> dict[str, Any]:
@@ -99,8 +111,11 @@ def _replay_request(session: Session, row: Any) -> dict[str, Any]:
         project_net = docker_network.project_network_name(row.project_id or "default")
         names = [n for n in (row.addresses or {}) if n != project_net]
         request = relocation.create_request(
-            run=False, requested_networks=[{"network": n} for n in names],
-            requested_volumes=[], is_admin=False)
+            run=False,
+            requested_networks=[{"network": n} for n in names],
+            requested_volumes=[],
+            is_admin=False,
+        )
     request["run"] = row.status in RESTARTED
     return request
 
@@ -109,48 +124,82 @@ class _Changed(Exception):
     pass
 
 
-def _evacuate_one(context: RequestContext, row: Any, host: str,
-                  why: str) -> tuple[Outcome, relocation.Moved | None]:
+def _evacuate_one(
+    context: RequestContext, row: Any, host: str, why: str
+) -> tuple[Outcome, relocation.Moved | None]:
     with engine.transaction() as session:
         current = session.scalars(sa.select(C).where(C.uuid == row.uuid)).first()
         if current is None or current.host != host:
             return Outcome(row.uuid, row.name, "skipped", reason="it moved meanwhile"), None
         if _has_volumes(session, row.uuid):
-            return Outcome(row.uuid, row.name, "skipped", reason=(
-                f"its local volumes stay on host {host}: their data cannot move. Bring the "
-                "host back, or delete the container (force)")), None
+            return Outcome(
+                row.uuid,
+                row.name,
+                "skipped",
+                reason=(
+                    f"its local volumes stay on host {host}: their data cannot move. Bring the "
+                    "host back, or delete the container (force)"
+                ),
+            ), None
         request = _replay_request(session, current)
         try:
             target = scheduler.select_and_claim(
-                session, relocation.sched_request(current, request), None, exclude={host},
-                consumer=relocation.consumer_of(current))
+                session,
+                relocation.sched_request(current, request),
+                None,
+                exclude={host},
+                consumer=relocation.consumer_of(current),
+            )
         except exception.NoValidHost:
-            return Outcome(row.uuid, row.name, "failed",
-                           reason=scheduler.NO_VALID_HOST_REASON), None
-        won = session.execute(
-            sa.update(C).where(C.uuid == row.uuid, C.host == host,
-                               C.status == current.status)
-            .values(host=target, status=consts.CREATING, task_state=consts.CONTAINER_CREATING,
-                    status_reason=None, status_detail=None, container_id=None,
-                    addresses=None, websocket_token=None)).rowcount == 1
+            return Outcome(
+                row.uuid, row.name, "failed", reason=scheduler.NO_VALID_HOST_REASON
+            ), None
+        won = (
+            session.execute(
+                sa.update(C)
+                .where(C.uuid == row.uuid, C.host == host, C.status == current.status)
+                .values(
+                    host=target,
+                    status=consts.CREATING,
+                    task_state=consts.CONTAINER_CREATING,
+                    status_reason=None,
+                    status_detail=None,
+                    container_id=None,
+                    addresses=None,
+                    websocket_token=None,
+                )
+            ).rowcount
+            == 1
+        )
         if not won:
             raise _Changed  # rolls the new claim back
-        claims.release(session, host, *claims.container_resources(current.cpu, current.memory,
-                                                                  current.disk))
+        claims.release(
+            session, host, *claims.container_resources(current.cpu, current.memory, current.disk)
+        )
         action = action_q.start_action(session, context, row.uuid, "evacuate")
         attempt_q.record_failure(session, action.id, host, why)
         attempt_q.record(session, action.id, target, 1, request)
-    replay = RequestContext(request_id=context.request_id, user_id=current.user_id,
-                            project_id=current.project_id,
-                            is_admin=bool(request.get("is_admin")),
-                            roles=["admin"] if request.get("is_admin") else [],
-                            overwrite=False)
-    return (Outcome(row.uuid, row.name, "evacuated", host=target),
-            relocation.Moved(target, replay, request))
+    replay = RequestContext(
+        request_id=context.request_id,
+        user_id=current.user_id,
+        project_id=current.project_id,
+        is_admin=bool(request.get("is_admin")),
+        roles=["admin"] if request.get("is_admin") else [],
+        overwrite=False,
+    )
+    return (
+        Outcome(row.uuid, row.name, "evacuated", host=target),
+        relocation.Moved(target, replay, request),
+    )
 
 
-def evacuate(context: RequestContext, host: str, uuids: Collection[str] | None = None,
-             only_auto_heal: bool = False, rpcapi: Any = None) -> list[Outcome]:
+def evacuate(
+    context: RequestContext,
+    host: str,
+    uuids: Collection[str] | None = None,
+    only_auto_heal: bool = False,
+    rpcapi: Any = None,
+) -> list[Outcome]:
     """Recreate the containers of the down ``host`` elsewhere; one outcome per container."""
     why = require_down(host)
     with engine.transaction(readonly=True) as session:
@@ -160,24 +209,37 @@ def evacuate(context: RequestContext, host: str, uuids: Collection[str] | None =
         if only_auto_heal and not row.auto_heal:
             continue
         if row.container_type != consts.TYPE_CONTAINER or row.capsule_id is not None:
-            outcomes.append(Outcome(row.uuid, row.name, "skipped",
-                                    reason="capsules and their members are not evacuated"))
+            outcomes.append(
+                Outcome(
+                    row.uuid,
+                    row.name,
+                    "skipped",
+                    reason="capsules and their members are not evacuated",
+                )
+            )
             continue
         if row.status in LEFT:
-            outcomes.append(Outcome(row.uuid, row.name, "skipped",
-                                    reason=f"it is {row.status}"))
+            outcomes.append(Outcome(row.uuid, row.name, "skipped", reason=f"it is {row.status}"))
             continue
         if row.status == consts.CREATING:
             target = relocation.move(row.uuid, host, why, rpcapi=rpcapi)
-            outcomes.append(Outcome(row.uuid, row.name, "rescheduled" if target else "failed",
-                                    host=target, reason=None if target else
-                                    "its create could not move (see its status)"))
+            outcomes.append(
+                Outcome(
+                    row.uuid,
+                    row.name,
+                    "rescheduled" if target else "failed",
+                    host=target,
+                    reason=None if target else "its create could not move (see its status)",
+                )
+            )
             continue
         try:
             outcome, moved = _evacuate_one(context, row, host, why)
         except _Changed:
-            outcome, moved = Outcome(row.uuid, row.name, "skipped",
-                                     reason="it changed meanwhile"), None
+            outcome, moved = (
+                Outcome(row.uuid, row.name, "skipped", reason="it changed meanwhile"),
+                None,
+            )
         except Exception as exc:  # noqa: BLE001 - one container's failure must not stop the rest
             LOG.exception("Evacuating container %s from %s failed", row.uuid, host)
             outcome, moved = Outcome(row.uuid, row.name, "failed", reason=str(exc)), None
@@ -199,8 +261,10 @@ def purge(host: str) -> list[str]:
             node_q.destroy_with_volume_records(session, row.uuid)
             if row.container_type in (consts.TYPE_CONTAINER, consts.TYPE_CAPSULE):
                 placement.release_after_commit(session, row.uuid)
-        session.execute(sa.update(models.ComputeNode)
-                        .where(models.ComputeNode.hostname == host)
-                        .values(cpu_used=0.0, mem_used=0, disk_used=0))
+        session.execute(
+            sa.update(models.ComputeNode)
+            .where(models.ComputeNode.hostname == host)
+            .values(cpu_used=0.0, mem_used=0, disk_used=0)
+        )
     LOG.warning("Purged %d container(s) of down host %s", len(rows), host)
     return [row.uuid for row in rows]

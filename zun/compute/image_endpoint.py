@@ -52,8 +52,9 @@ class ImageEndpoint:
             self._driver = DockerDriver()
         return self._driver.client
 
-    def image_pull(self, context: RequestContext, image_uuid: str,
-                   image_driver: str | None = None) -> None:
+    def image_pull(
+        self, context: RequestContext, image_uuid: str, image_driver: str | None = None
+    ) -> None:
         with engine.transaction(readonly=True) as session:
             row = image_q.get_by_uuid(session, image_uuid)
         if row is None or not row.repo:
@@ -66,13 +67,20 @@ class ImageEndpoint:
             else:
                 info = self.images.pull_row(context.project_id, row.repo, row.tag)
         except Exception as exc:
-            LOG.error("Pulling image %s (%s:%s) failed: %s; removing its record",
-                      image_uuid, row.repo, row.tag, exc)
+            LOG.error(
+                "Pulling image %s (%s:%s) failed: %s; removing its record",
+                image_uuid,
+                row.repo,
+                row.tag,
+                exc,
+            )
             with engine.transaction() as session:
                 image_q.delete(session, image_uuid)
             return
-        values = {"image_id": info["image_id"],
-                  "size": None if info.get("size") is None else str(info["size"])}
+        values = {
+            "image_id": info["image_id"],
+            "size": None if info.get("size") is None else str(info["size"]),
+        }
         if glance and info.get("repo"):
             # As the original: the row takes the repository and tag the archive carried.
             renamed = {**values, "repo": info["repo"], "tag": info.get("tag") or ""}
@@ -83,8 +91,14 @@ class ImageEndpoint:
             except db_exc.DBDuplicateEntry:
                 # Another row of this host already holds that repo:tag (pulled before): this
                 # one keeps the Glance name it was asked by, with the engine's id and size.
-                LOG.info("Image %s: %s:%s already has a row on %s; keeping the Glance name %s",
-                         image_uuid, info["repo"], info.get("tag"), self.host, row.repo)
+                LOG.info(
+                    "Image %s: %s:%s already has a row on %s; keeping the Glance name %s",
+                    image_uuid,
+                    info["repo"],
+                    info.get("tag"),
+                    self.host,
+                    row.repo,
+                )
         if values:
             with engine.transaction() as session:
                 image_q.update(session, image_uuid, values)
@@ -102,8 +116,12 @@ class ImageEndpoint:
             try:
                 docker_driver.delete_image(self.client, row.image_id)
             except exception.ZunException as exc:
-                LOG.info("Image %s: the engine keeps %s (%s); removing the record only",
-                         image_uuid, row.image_id, exc)
+                LOG.info(
+                    "Image %s: the engine keeps %s (%s); removing the record only",
+                    image_uuid,
+                    row.image_id,
+                    exc,
+                )
         else:
             ref = docker_driver.image_ref(row.repo or "", row.tag)
             try:
@@ -114,18 +132,25 @@ class ImageEndpoint:
         with engine.transaction() as session:
             image_q.delete(session, image_uuid)
 
-    def image_search(self, context: RequestContext, image: str, image_driver: str | None = None,
-                     exact_match: bool = False) -> list[dict[str, Any]]:
+    def image_search(
+        self,
+        context: RequestContext,
+        image: str,
+        image_driver: str | None = None,
+        exact_match: bool = False,
+    ) -> list[dict[str, Any]]:
         driver = image_driver or CONF.default_image_driver
         if driver == consts.IMAGE_DRIVER_GLANCE:
             # zun-api answers these itself, with the user's token (their visibility).
-            raise exception.Invalid(message="Image search with the glance driver is answered "
-                                            "by zun-api, not by a node.")
+            raise exception.Invalid(
+                message="Image search with the glance driver is answered by zun-api, not by a node."
+            )
         domain = domain_of(image) or CONF.docker.default_registry
         if not domain:
             raise exception.Invalid(
                 message="No registry to search: name it in the image (registry/name) or set "
-                        "[docker]/default_registry.")
+                "[docker]/default_registry."
+            )
         auth = self.images.credentials(context.project_id, domain)
         return registry_search.search_image(image, domain, auth, exact_match=bool(exact_match))
 

@@ -32,21 +32,36 @@ class NetworkEndpoint:
             self._driver = DockerDriver()
         return self._driver.engine
 
-    def network_create(self, context: RequestContext, name: str,
-                       neutron_net_id: str) -> dict[str, Any]:
+    def network_create(
+        self, context: RequestContext, name: str, neutron_net_id: str
+    ) -> dict[str, Any]:
         if mode.kuryr_enabled():
             # The original's Docker network of kuryr, named after the Neutron network; the
             # node records the row, as it does for the networks containers make.
             docker_id, row_uuid = kuryr_networks.ensure(
-                self.client, neutron_api.for_service(), neutron_net_id,
-                kuryr_networks.Owner(self.host, context.project_id, context.user_id,
-                                     name=name, explicit=True))
-            return {"name": name, "network_id": docker_id, "neutron_net_id": neutron_net_id,
-                    "project_id": context.project_id, "user_id": context.user_id,
-                    "host": self.host, "uuid": row_uuid}
+                self.client,
+                neutron_api.for_service(),
+                neutron_net_id,
+                kuryr_networks.Owner(
+                    self.host, context.project_id, context.user_id, name=name, explicit=True
+                ),
+            )
+            return {
+                "name": name,
+                "network_id": docker_id,
+                "neutron_net_id": neutron_net_id,
+                "project_id": context.project_id,
+                "user_id": context.user_id,
+                "host": self.host,
+                "uuid": row_uuid,
+            }
         view = docker_network.create_network(
-            self.client, neutron_net_id, neutron_net_id=neutron_net_id,
-            project_id=context.project_id, user_id=context.user_id)
+            self.client,
+            neutron_net_id,
+            neutron_net_id=neutron_net_id,
+            project_id=context.project_id,
+            user_id=context.user_id,
+        )
         out = {key: view.get(key) for key in ROW_FIELDS}
         out["name"] = name
         out["host"] = self.host

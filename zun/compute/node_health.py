@@ -35,29 +35,46 @@ def _now() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
 
 
-def down_reason(host: str, seen: datetime.datetime | None, forced_down: bool | None,
-                now: datetime.datetime | None = None) -> str:
+def down_reason(
+    host: str,
+    seen: datetime.datetime | None,
+    forced_down: bool | None,
+    now: datetime.datetime | None = None,
+) -> str:
     if forced_down:
         return f"Host {host} is forced down: the state of its containers is not known."
     if seen is None:
         return f"Host {host} has never reported: the state of its containers is not known."
     age = int(((now or _now()) - seen).total_seconds())
-    return (f"Host {host} is down: its zun-compute service has not reported for {age} s, so "
-            "the state of its containers is not known.")
+    return (
+        f"Host {host} is down: its zun-compute service has not reported for {age} s, so "
+        "the state of its containers is not known."
+    )
 
 
 def engine_reason(host: str, disabled_reason: str) -> str:
-    detail = disabled_reason[len(AUTO_PREFIX):] if disabled_reason.startswith(AUTO_PREFIX) \
+    detail = (
+        disabled_reason[len(AUTO_PREFIX) :]
+        if disabled_reason.startswith(AUTO_PREFIX)
         else disabled_reason
-    return f"Host {host} cannot reach its container engine ({detail}): the state of its " \
+    )
+    return (
+        f"Host {host} cannot reach its container engine ({detail}): the state of its "
         "containers is not known."
+    )
 
 
 def unhealthy_hosts(session: Session, hosts: set[str] | None = None) -> dict[str, str]:
     """``{host: reason}`` for every unhealthy compute host (or only those in ``hosts``)."""
-    stmt = sa.select(S.host, S.last_seen_up, S.updated_at, S.created_at, S.forced_down,
-                     S.disabled, S.disabled_reason).where(
-                         S.binary == compute_nodes.COMPUTE_BINARY)
+    stmt = sa.select(
+        S.host,
+        S.last_seen_up,
+        S.updated_at,
+        S.created_at,
+        S.forced_down,
+        S.disabled,
+        S.disabled_reason,
+    ).where(S.binary == compute_nodes.COMPUTE_BINARY)
     if hosts is not None:
         if not hosts:
             return {}
@@ -73,8 +90,9 @@ def unhealthy_hosts(session: Session, hosts: set[str] | None = None) -> dict[str
 
 def _unhealthy_reason(row: Any, now: datetime.datetime) -> str | None:
     seen = row.last_seen_up or row.updated_at or row.created_at
-    if not compute_nodes.service_is_up(row.last_seen_up, row.updated_at, row.created_at,
-                                       row.forced_down, now):
+    if not compute_nodes.service_is_up(
+        row.last_seen_up, row.updated_at, row.created_at, row.forced_down, now
+    ):
         return down_reason(row.host, seen, row.forced_down, now)
     if row.disabled and (row.disabled_reason or "").startswith(AUTO_PREFIX.strip()):
         return engine_reason(row.host, row.disabled_reason or "")
@@ -101,8 +119,9 @@ def service_health(service: tuple[Any, ...] | None) -> tuple[bool, str | None]:
         return False, None
     row = _Service(*service)
     now = _now()
-    up = compute_nodes.service_is_up(row.last_seen_up, row.updated_at, row.created_at,
-                                     row.forced_down, now)
+    up = compute_nodes.service_is_up(
+        row.last_seen_up, row.updated_at, row.created_at, row.forced_down, now
+    )
     return up, _unhealthy_reason(row, now)
 
 
@@ -110,14 +129,16 @@ def host_down(session: Session, host: str) -> str | None:
     """Why ``host``'s service is down (not merely engine-less), or None when it is up."""
     row = session.execute(
         sa.select(S.last_seen_up, S.updated_at, S.created_at, S.forced_down)
-        .where(S.host == host, S.binary == compute_nodes.COMPUTE_BINARY).limit(1)).first()
+        .where(S.host == host, S.binary == compute_nodes.COMPUTE_BINARY)
+        .limit(1)
+    ).first()
     if row is None:
         return f"Host {host} has no zun-compute service."
-    if compute_nodes.service_is_up(row.last_seen_up, row.updated_at, row.created_at,
-                                   row.forced_down):
+    if compute_nodes.service_is_up(
+        row.last_seen_up, row.updated_at, row.created_at, row.forced_down
+    ):
         return None
-    return down_reason(host, row.last_seen_up or row.updated_at or row.created_at,
-                       row.forced_down)
+    return down_reason(host, row.last_seen_up or row.updated_at or row.created_at, row.forced_down)
 
 
 def read_unhealthy(hosts: set[str] | None = None) -> dict[str, str]:
@@ -125,8 +146,11 @@ def read_unhealthy(hosts: set[str] | None = None) -> dict[str, str]:
         return unhealthy_hosts(session, hosts)
 
 
-def overlay(host_of: Callable[[Any], str | None], status_of: Callable[[Any], str | None],
-            unhealthy: Mapping[str, str]) -> Callable[[Any, dict[str, Any]], dict[str, Any]]:
+def overlay(
+    host_of: Callable[[Any], str | None],
+    status_of: Callable[[Any], str | None],
+    unhealthy: Mapping[str, str],
+) -> Callable[[Any, dict[str, Any]], dict[str, Any]]:
     """A function that turns a rendered view of a row on an unhealthy host into Unknown."""
 
     def apply(row: Any, view: dict[str, Any]) -> dict[str, Any]:

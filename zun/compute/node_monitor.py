@@ -55,26 +55,33 @@ def _down_hosts() -> dict[str, tuple[str, float]]:
     found = {}
     with engine.transaction(readonly=True) as session:
         for row in session.execute(
-                sa.select(S.host, S.last_seen_up, S.updated_at, S.created_at, S.forced_down)
-                .where(S.binary == compute_nodes.COMPUTE_BINARY)):
-            if compute_nodes.service_is_up(row.last_seen_up, row.updated_at, row.created_at,
-                                           row.forced_down, now):
+            sa.select(S.host, S.last_seen_up, S.updated_at, S.created_at, S.forced_down).where(
+                S.binary == compute_nodes.COMPUTE_BINARY
+            )
+        ):
+            if compute_nodes.service_is_up(
+                row.last_seen_up, row.updated_at, row.created_at, row.forced_down, now
+            ):
                 continue
             seen = row.last_seen_up or row.updated_at or row.created_at
             age = (now - seen).total_seconds() if seen else float("inf")
-            found[row.host] = (node_health.down_reason(row.host, seen, row.forced_down, now),
-                               age)
+            found[row.host] = (node_health.down_reason(row.host, seen, row.forced_down, now), age)
     return found
 
 
-def move_stuck_creates(down: dict[str, tuple[str, float]], rpcapi: Any = None,
-                       keep: Callable[[], bool] = _always) -> list[str]:
+def move_stuck_creates(
+    down: dict[str, tuple[str, float]], rpcapi: Any = None, keep: Callable[[], bool] = _always
+) -> list[str]:
     if not down:
         return []
     with engine.transaction(readonly=True) as session:
-        stuck = list(session.execute(
-            sa.select(C.uuid, C.host).where(C.status == consts.CREATING,
-                                            C.host.in_(sorted(down)))))
+        stuck = list(
+            session.execute(
+                sa.select(C.uuid, C.host).where(
+                    C.status == consts.CREATING, C.host.in_(sorted(down))
+                )
+            )
+        )
     moved = []
     for uuid_, host in stuck:
         if not keep():
@@ -87,8 +94,9 @@ def move_stuck_creates(down: dict[str, tuple[str, float]], rpcapi: Any = None,
     return moved
 
 
-def auto_evacuate(down: dict[str, tuple[str, float]], rpcapi: Any = None,
-                  keep: Callable[[], bool] = _always) -> list[str]:
+def auto_evacuate(
+    down: dict[str, tuple[str, float]], rpcapi: Any = None, keep: Callable[[], bool] = _always
+) -> list[str]:
     grace = float(CONF.compute.evacuate_auto_heal_after or 0)
     if grace <= 0:
         return []
@@ -101,9 +109,14 @@ def auto_evacuate(down: dict[str, tuple[str, float]], rpcapi: Any = None,
             break
         with engine.transaction(readonly=True) as session:
             waiting = session.execute(
-                sa.select(C.id).where(C.host == host, C.auto_heal.is_(True),
-                                      C.status.in_(sorted(node_health.ENGINE_STATUSES)))
-                .limit(1)).first()
+                sa.select(C.id)
+                .where(
+                    C.host == host,
+                    C.auto_heal.is_(True),
+                    C.status.in_(sorted(node_health.ENGINE_STATUSES)),
+                )
+                .limit(1)
+            ).first()
         if waiting is None:
             continue
         LOG.warning("Host %s down for %d s: evacuating its auto_heal containers", host, age)
@@ -129,16 +142,16 @@ class NodeMonitor:
 
     name = "node-monitor"
 
-    def __init__(self, interval: float | None = None, lease_seconds: float | None = None,
-                 rpcapi: Any = None) -> None:
+    def __init__(
+        self, interval: float | None = None, lease_seconds: float | None = None, rpcapi: Any = None
+    ) -> None:
         spacing = interval or float(CONF.compute.node_monitor_interval)
         self.lease_seconds = lease_seconds or max(LEASE_MIN_SECONDS, 3 * spacing)
         self.rpcapi = rpcapi
         self.holder = ""
         self.leading = False
         self.runner = PeriodicRunner(name="zun-node-monitor")
-        self.runner.add("node_monitor", self.run_if_leader, spacing=spacing,
-                        run_immediately=False)
+        self.runner.add("node_monitor", self.run_if_leader, spacing=spacing, run_immediately=False)
 
     def hold(self) -> bool:
         """Take or renew the lease; logs when this process starts or stops leading."""
@@ -150,11 +163,12 @@ class NodeMonitor:
         if held != self.leading:
             self.leading = held
             if held:
-                LOG.info("Node monitor: this process (%s) holds the lease and runs the passes",
-                         self.holder)
+                LOG.info(
+                    "Node monitor: this process (%s) holds the lease and runs the passes",
+                    self.holder,
+                )
             else:
-                LOG.info("Node monitor: this process (%s) no longer holds the lease",
-                         self.holder)
+                LOG.info("Node monitor: this process (%s) no longer holds the lease", self.holder)
         return held
 
     def run_if_leader(self) -> bool:

@@ -16,8 +16,14 @@ DEFAULT_MAX_WORKERS = 32
 class NodePlumbing:
     """The host, runtime, state directory and job pool of one endpoint."""
 
-    def __init__(self, host: str, driver: ContainerRuntime | None, state_dir: str | Path | None,
-                 max_workers: int | None, pool_name: str) -> None:
+    def __init__(
+        self,
+        host: str,
+        driver: ContainerRuntime | None,
+        state_dir: str | Path | None,
+        max_workers: int | None,
+        pool_name: str,
+    ) -> None:
         self.host = host
         self._driver = driver
         self._state_dir = Path(state_dir) if state_dir else None

@@ -27,15 +27,15 @@ class PeriodicTask:
 class PeriodicRunner:
     name = "periodic-tasks"
 
-    def __init__(self, tasks: list[PeriodicTask] | None = None,
-                 name: str = "zun-periodic") -> None:
+    def __init__(self, tasks: list[PeriodicTask] | None = None, name: str = "zun-periodic") -> None:
         self.tasks = list(tasks or [])
         self.thread_name = name
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def add(self, name: str, func: Callable[[], object], spacing: float,
-            run_immediately: bool = True) -> None:
+    def add(
+        self, name: str, func: Callable[[], object], spacing: float, run_immediately: bool = True
+    ) -> None:
         self.tasks.append(PeriodicTask(name, func, spacing, run_immediately))
 
     def start(self) -> None:

@@ -48,8 +48,9 @@ HEALABLE = auto_heal.HEALABLE
 _NOT_SYNCED = (consts.CREATING, consts.DELETING, consts.DELETED)
 
 
-def tasks_for(manager: ContainerLifecycle) -> list[tuple[Callable[[RequestContext], None],
-                                                        float, bool]]:
+def tasks_for(
+    manager: ContainerLifecycle,
+) -> list[tuple[Callable[[RequestContext], None], float, bool]]:
     """``(callable(context), spacing seconds, run at start-up)`` for the agent's runner."""
     interval = float(CONF.periodic_interval_max)
     sync = float(CONF.sync_container_state_interval)
@@ -72,6 +73,7 @@ def tasks_for(manager: ContainerLifecycle) -> list[tuple[Callable[[RequestContex
 
 
 # --- inventory --------------------------------------------------------------------------------
+
 
 def node_facts(manager: ContainerLifecycle) -> dict[str, Any]:
     """Capacity and facts of the node as the ``compute_node`` columns hold them."""
@@ -124,6 +126,7 @@ def sync_placement(manager: ContainerLifecycle, context: RequestContext) -> None
 
 # --- state sync -------------------------------------------------------------------------------
 
+
 def _host_rows(host: str) -> list[Any]:
     with engine.transaction(readonly=True) as session:
         return node_q.host_rows(session, host)
@@ -131,8 +134,9 @@ def _host_rows(host: str) -> list[Any]:
 
 def _cas(uuid: str, values: dict[str, Any], status: str, host: str) -> bool:
     with engine.transaction() as session:
-        return container_q.cas_update(session, uuid, values, task_states=(None,),
-                                      statuses=(status,), host=host)
+        return container_q.cas_update(
+            session, uuid, values, task_states=(None,), statuses=(status,), host=host
+        )
 
 
 def sync_container_state(manager: ContainerLifecycle, context: RequestContext) -> None:
@@ -148,12 +152,23 @@ def sync_container_state(manager: ContainerLifecycle, context: RequestContext) -
             continue
         found = by_uuid.get(row.uuid)
         if found is not None:
-            fields = map_docker_state(found.get("State"), status=row.status,
-                                      status_reason=row.status_reason,
-                                      status_detail=row.status_detail)
+            fields = map_docker_state(
+                found.get("State"),
+                status=row.status,
+                status_reason=row.status_reason,
+                status_detail=row.status_detail,
+            )
             if fields.status != row.status:
-                _cas(row.uuid, {"status": fields.status, "status_reason": fields.status_reason,
-                                "status_detail": fields.status_detail}, row.status, manager.host)
+                _cas(
+                    row.uuid,
+                    {
+                        "status": fields.status,
+                        "status_reason": fields.status_reason,
+                        "status_detail": fields.status_detail,
+                    },
+                    row.status,
+                    manager.host,
+                )
             continue
         _vanished(manager, context, row)
 
@@ -161,44 +176,67 @@ def sync_container_state(manager: ContainerLifecycle, context: RequestContext) -
 def _vanished(manager: ContainerLifecycle, context: RequestContext, row: Any) -> None:
     if row.auto_remove:
         if row.status != consts.DELETED:
-            _cas(row.uuid, {"status": consts.DELETED, "status_reason": None,
-                            "status_detail": None}, row.status, manager.host)
+            _cas(
+                row.uuid,
+                {"status": consts.DELETED, "status_reason": None, "status_detail": None},
+                row.status,
+                manager.host,
+            )
         return
     if auto_heal.heals(row):
         auto_heal.start(manager, context, row)
         return
     # A row already in Error keeps the reason that says why it failed.
     if row.status != consts.ERROR:
-        _cas(row.uuid, {"status": consts.ERROR, "status_reason": REASON_NOT_IN_ENGINE,
-                        "status_detail": None}, row.status, manager.host)
+        _cas(
+            row.uuid,
+            {"status": consts.ERROR, "status_reason": REASON_NOT_IN_ENGINE, "status_detail": None},
+            row.status,
+            manager.host,
+        )
 
 
 # --- auto_remove cleanup ------------------------------------------------------------------------
 
+
 def delete_unused_containers(manager: ContainerLifecycle, context: RequestContext) -> None:
     C = models.Container
     with engine.transaction(readonly=True) as session:
-        uuids = list(session.scalars(
-            sa.select(C.uuid).where(C.host == manager.host, C.status == consts.DELETED,
-                                    C.auto_remove.is_(True), C.task_state.is_(None))))
+        uuids = list(
+            session.scalars(
+                sa.select(C.uuid).where(
+                    C.host == manager.host,
+                    C.status == consts.DELETED,
+                    C.auto_remove.is_(True),
+                    C.task_state.is_(None),
+                )
+            )
+        )
     for uuid in uuids:
         with engine.transaction() as session:
-            won = container_q.cas_update(session, uuid, {"task_state": consts.CONTAINER_DELETING},
-                                         task_states=(None,), statuses=(consts.DELETED,),
-                                         host=manager.host)
+            won = container_q.cas_update(
+                session,
+                uuid,
+                {"task_state": consts.CONTAINER_DELETING},
+                task_states=(None,),
+                statuses=(consts.DELETED,),
+                host=manager.host,
+            )
         if won:
             manager.container_delete(context, uuid, force=True)
 
 
 # --- orphans ----------------------------------------------------------------------------------
 
+
 def _created_epoch(engine_row: dict[str, Any]) -> float:
     created = engine_row.get("Created")
     return float(created) if isinstance(created, int | float) else 0.0
 
 
-def reap_orphans(manager: ContainerLifecycle, context: RequestContext,
-                 grace_period: float | None = None) -> list[str]:
+def reap_orphans(
+    manager: ContainerLifecycle, context: RequestContext, grace_period: float | None = None
+) -> list[str]:
     """Remove this node's engine containers that no row knows; returns their UUIDs."""
     if grace_period is None:
         grace_period = float(CONF.compute.reap_grace_period)
@@ -220,8 +258,9 @@ def reap_orphans(manager: ContainerLifecycle, context: RequestContext,
     for uuid, found in candidates.items():
         if uuid in known or manager.workers.busy(uuid):
             continue
-        LOG.warning("Removing engine container %s: no container %s in the database",
-                    found.get("Id"), uuid)
+        LOG.warning(
+            "Removing engine container %s: no container %s in the database", found.get("Id"), uuid
+        )
         try:
             manager.driver.delete({"uuid": uuid, "container_id": found.get("Id")}, force=True)
             manager.resources.release_volumes(uuid, [])

@@ -58,17 +58,30 @@ def inventories(node: Any) -> dict[str, dict[str, Any]]:
     s = inventory.settings_of(node)
     out: dict[str, dict[str, Any]] = {}
     for rc, total, reserved, ratio in (
-        ("VCPU", int(node.cpus or 0), int(s["reserved_host_cpus"]),
-         s["cpu_allocation_ratio"]),
-        ("MEMORY_MB", int(node.mem_total or 0), int(s["reserved_host_memory_mb"]),
-         s["ram_allocation_ratio"]),
-        ("DISK_GB", int(node.disk_total or 0),
-         math.ceil(int(s["reserved_host_disk_mb"]) / 1024), s["disk_allocation_ratio"]),
+        ("VCPU", int(node.cpus or 0), int(s["reserved_host_cpus"]), s["cpu_allocation_ratio"]),
+        (
+            "MEMORY_MB",
+            int(node.mem_total or 0),
+            int(s["reserved_host_memory_mb"]),
+            s["ram_allocation_ratio"],
+        ),
+        (
+            "DISK_GB",
+            int(node.disk_total or 0),
+            math.ceil(int(s["reserved_host_disk_mb"]) / 1024),
+            s["disk_allocation_ratio"],
+        ),
     ):
         if total <= 0:
             continue  # Placement wants a total of at least 1
-        out[rc] = {"total": total, "reserved": max(0, min(reserved, total)), "min_unit": 1,
-                   "max_unit": total, "step_size": 1, "allocation_ratio": float(ratio)}
+        out[rc] = {
+            "total": total,
+            "reserved": max(0, min(reserved, total)),
+            "min_unit": 1,
+            "max_unit": total,
+            "step_size": 1,
+            "allocation_ratio": float(ratio),
+        }
     return out
 
 
@@ -77,8 +90,9 @@ def report(host: str) -> str | None:
     while the node has no ``compute_node`` row yet)."""
     with engine.transaction(readonly=True) as session:
         node = session.scalars(sa.select(N).where(N.hostname == host)).first()
-        disabled = session.scalar(sa.select(S.disabled).where(
-            S.host == host, S.binary == compute_nodes.COMPUTE_BINARY))
+        disabled = session.scalar(
+            sa.select(S.disabled).where(S.host == host, S.binary == compute_nodes.COMPUTE_BINARY)
+        )
         if node is None:
             return None
         session.expunge(node)
@@ -88,8 +102,12 @@ def report(host: str) -> str | None:
     provider = api.ensure_provider(node.rp_uuid or node.uuid, host, others)
     rp_uuid = str(provider["uuid"])
     if rp_uuid != node.rp_uuid:
-        LOG.info("Host %s: resource provider %s (%s) found in Placement, adopted", host,
-                 rp_uuid, provider.get("name"))
+        LOG.info(
+            "Host %s: resource provider %s (%s) found in Placement, adopted",
+            host,
+            rp_uuid,
+            provider.get("name"),
+        )
         with engine.transaction() as session:
             session.execute(sa.update(N).where(N.hostname == host).values(rp_uuid=rp_uuid))
     if not shared:
@@ -108,10 +126,20 @@ def _expected(host: str) -> tuple[dict[str, placement.Consumer], set[str]]:
     creating: set[str] = set()
     with engine.transaction(readonly=True) as session:
         rows = session.execute(
-            sa.select(C.id, C.uuid, C.project_id, C.user_id, C.cpu, C.memory, C.disk,
-                      C.container_type, C.status)
-            .where(C.host == host,
-                   C.container_type.in_((consts.TYPE_CONTAINER, consts.TYPE_CAPSULE))))
+            sa.select(
+                C.id,
+                C.uuid,
+                C.project_id,
+                C.user_id,
+                C.cpu,
+                C.memory,
+                C.disk,
+                C.container_type,
+                C.status,
+            ).where(
+                C.host == host, C.container_type.in_((consts.TYPE_CONTAINER, consts.TYPE_CAPSULE))
+            )
+        )
         for row in rows:
             if row.status == consts.CREATING:
                 creating.add(row.uuid)
@@ -120,9 +148,11 @@ def _expected(host: str) -> tuple[dict[str, placement.Consumer], set[str]]:
                 amounts = placement.resources_of(cpu, memory, 0)
             else:
                 amounts = placement.resources_of(
-                    *claims.container_resources(row.cpu, row.memory, row.disk))
-            expected[row.uuid] = placement.consumer_of(row.uuid, row.project_id, row.user_id,
-                                                       amounts)
+                    *claims.container_resources(row.cpu, row.memory, row.disk)
+                )
+            expected[row.uuid] = placement.consumer_of(
+                row.uuid, row.project_id, row.user_id, amounts
+            )
     return expected, creating
 
 
@@ -131,8 +161,12 @@ def _rows_elsewhere(uuids: list[str]) -> dict[str, tuple[str | None, str]]:
     if not uuids:
         return {}
     with engine.transaction(readonly=True) as session:
-        return {uuid: (host, status) for uuid, host, status in session.execute(
-            sa.select(C.uuid, C.host, C.status).where(C.uuid.in_(uuids)))}
+        return {
+            uuid: (host, status)
+            for uuid, host, status in session.execute(
+                sa.select(C.uuid, C.host, C.status).where(C.uuid.in_(uuids))
+            )
+        }
 
 
 def reconcile(host: str, rp_uuid: str, result: Report | None = None) -> Report:
@@ -150,21 +184,35 @@ def reconcile(host: str, rp_uuid: str, result: Report | None = None) -> Report:
             continue  # another host's (its own reconcile moves it), or being scheduled
         if api.get_allocations(consumer).get("consumer_type") != placement.CONSUMER_TYPE:
             continue  # not ours: Nova's, or anyone else's
-        LOG.warning("Host %s: deleting the Placement allocation of %s, a container that "
-                    "is gone", host, consumer)
+        LOG.warning(
+            "Host %s: deleting the Placement allocation of %s, a container that is gone",
+            host,
+            consumer,
+        )
         api.delete_allocation(consumer)
         result.deleted.append(consumer)
     for uuid, consumer in expected.items():
         if have.get(uuid) == consumer.resources or uuid in creating:
             continue
-        if api.put_allocation(uuid, {rp_uuid: consumer.resources},
-                              project_id=consumer.project_id, user_id=consumer.user_id):
-            LOG.warning("Host %s: container %s had no (or a wrong) allocation in Placement; "
-                        "set it", host, uuid)
+        if api.put_allocation(
+            uuid,
+            {rp_uuid: consumer.resources},
+            project_id=consumer.project_id,
+            user_id=consumer.user_id,
+        ):
+            LOG.warning(
+                "Host %s: container %s had no (or a wrong) allocation in Placement; set it",
+                host,
+                uuid,
+            )
             result.claimed.append(uuid)
         else:
-            LOG.error("Host %s: container %s does not fit in Placement's inventory of this "
-                      "node (over-committed by another consumer?)", host, uuid)
+            LOG.error(
+                "Host %s: container %s does not fit in Placement's inventory of this "
+                "node (over-committed by another consumer?)",
+                host,
+                uuid,
+            )
             result.not_fitting.append(uuid)
     return result
 
@@ -178,6 +226,11 @@ def sync(host: str) -> Report | None:
         return None
     result = reconcile(host, rp_uuid)
     if result.deleted or result.claimed or result.not_fitting:
-        LOG.info("Placement reconciliation of %s: deleted %s, claimed %s, not fitting %s",
-                 host, result.deleted, result.claimed, result.not_fitting)
+        LOG.info(
+            "Placement reconciliation of %s: deleted %s, claimed %s, not fitting %s",
+            host,
+            result.deleted,
+            result.claimed,
+            result.not_fitting,
+        )
     return result

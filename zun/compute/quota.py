@@ -50,8 +50,10 @@ def config_defaults() -> dict[str, int]:
 
 
 def _fill(rows: Mapping[str, int | None], fallback: Mapping[str, int]) -> dict[str, int]:
-    return {res: int(rows[res]) if rows.get(res) is not None else int(fallback[res])
-            for res in RESOURCES}
+    return {
+        res: int(rows[res]) if rows.get(res) is not None else int(fallback[res])
+        for res in RESOURCES
+    }
 
 
 def _unlimited() -> dict[str, int]:
@@ -96,7 +98,8 @@ def _check_values(values: Mapping[str, Any]) -> dict[str, int]:
         number = int(value)
         if number < UNLIMITED:
             raise exception.InvalidQuotaValue(
-                message=f"Quota limit {number} for {res} must be -1 or greater.")
+                message=f"Quota limit {number} for {res} must be -1 or greater."
+            )
         checked[res] = number
     return checked
 
@@ -118,8 +121,12 @@ def delete_project_limits(session: Session, project_id: str) -> None:
     quota_q.delete_project_limits(session, project_id)
 
 
-def enforce_in_transaction(session: Session, context: RequestContext | None,
-                           project_id: str | None, requested: Mapping[str, float]) -> None:
+def enforce_in_transaction(
+    session: Session,
+    context: RequestContext | None,
+    project_id: str | None,
+    requested: Mapping[str, float],
+) -> None:
     """Raise :class:`OverQuota` (403) if adding ``requested`` would exceed a project limit.
 
     ``requested``: amounts to add, keyed by ``containers``, ``cpu``, ``memory`` (MiB) and
@@ -133,8 +140,11 @@ def enforce_in_transaction(session: Session, context: RequestContext | None,
     del context
     if not enabled() or not project_id:
         return
-    growing = {res: float(requested[res]) for res in RESOURCES
-               if requested.get(res) is not None and float(requested[res]) > 0}
+    growing = {
+        res: float(requested[res])
+        for res in RESOURCES
+        if requested.get(res) is not None and float(requested[res]) > 0
+    }
     if not growing:
         return
     quota_q.lock_project(session, project_id)
@@ -143,7 +153,6 @@ def enforce_in_transaction(session: Session, context: RequestContext | None,
     if not checked:
         return
     usage = quota_q.project_usage(session, project_id, locking=True)
-    overs = sorted(res for res, amount in checked.items()
-                   if usage[res] + amount > limits[res])
+    overs = sorted(res for res, amount in checked.items() if usage[res] + amount > limits[res])
     if overs:
         raise OverQuota(overs=overs)

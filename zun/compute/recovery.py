@@ -45,8 +45,12 @@ from zun.db.queries import node as node_q
 LOG = logging.getLogger(__name__)
 
 _CREATE_TASKS = (consts.CONTAINER_CREATING, consts.IMAGE_PULLING)
-_SIDE_TASKS = (consts.NETWORK_ATTACHING, consts.NETWORK_DETACHING, consts.SG_ADDING,
-               consts.SG_REMOVING)
+_SIDE_TASKS = (
+    consts.NETWORK_ATTACHING,
+    consts.NETWORK_DETACHING,
+    consts.SG_ADDING,
+    consts.SG_REMOVING,
+)
 _RETRIED = {
     consts.CONTAINER_STARTING: "container_start",
     consts.CONTAINER_STOPPING: "container_stop",
@@ -54,8 +58,18 @@ _RETRIED = {
     consts.CONTAINER_PAUSING: "container_pause",
     consts.CONTAINER_UNPAUSING: "container_unpause",
 }
-_COLUMNS = (*node_q.SYNC_COLUMNS, "cpu", "memory", "disk", "host", "user_id", "labels",
-            "registry_id", "addresses", "container_type")
+_COLUMNS = (
+    *node_q.SYNC_COLUMNS,
+    "cpu",
+    "memory",
+    "disk",
+    "host",
+    "user_id",
+    "labels",
+    "registry_id",
+    "addresses",
+    "container_type",
+)
 
 
 def recover(manager: ContainerLifecycle, context: RequestContext) -> None:
@@ -71,14 +85,18 @@ def recover(manager: ContainerLifecycle, context: RequestContext) -> None:
 def _recover_one(manager: ContainerLifecycle, context: RequestContext, row: Any) -> None:
     task = row.task_state
     if row.container_type != consts.TYPE_CONTAINER and (
-            row.status == consts.CREATING or task in _CREATE_TASKS):
+        row.status == consts.CREATING or task in _CREATE_TASKS
+    ):
         # A capsule's create is its endpoint's (it ran first): redone from its stored
         # request, or failed with its members.
         return
     # An interrupted pull is not redone: it is the likeliest to hang again (a registry that
     # does not answer); the create then ends in Error as before.
-    if row.status == consts.CREATING and task == consts.CONTAINER_CREATING and \
-            _redo_create(manager, row):
+    if (
+        row.status == consts.CREATING
+        and task == consts.CONTAINER_CREATING
+        and _redo_create(manager, row)
+    ):
         return
     if row.status == consts.CREATING or task in _CREATE_TASKS:
         LOG.warning("Container %s was being created when the node stopped", row.uuid)
@@ -88,17 +106,31 @@ def _recover_one(manager: ContainerLifecycle, context: RequestContext, row: Any)
             manager.fail_create(context, full, rows.REASON_CREATE_INTERRUPTED)
             with engine.transaction() as session:
                 # fail_create only moves rows still in Creating; this one may be another.
-                container_q.cas_update(session, row.uuid,
-                                  {"status": consts.ERROR, "task_state": None,
-                                   "status_reason": rows.REASON_CREATE_INTERRUPTED},
-                                  task_states=(task,), host=manager.host)
+                container_q.cas_update(
+                    session,
+                    row.uuid,
+                    {
+                        "status": consts.ERROR,
+                        "task_state": None,
+                        "status_reason": rows.REASON_CREATE_INTERRUPTED,
+                    },
+                    task_states=(task,),
+                    host=manager.host,
+                )
         return
     if task in _SIDE_TASKS:
         with engine.transaction() as session:
-            container_q.cas_update(session, row.uuid,
-                              {"status": consts.ERROR, "task_state": None,
-                               "status_reason": rows.REASON_CREATE_INTERRUPTED},
-                              task_states=(task,), host=manager.host)
+            container_q.cas_update(
+                session,
+                row.uuid,
+                {
+                    "status": consts.ERROR,
+                    "task_state": None,
+                    "status_reason": rows.REASON_CREATE_INTERRUPTED,
+                },
+                task_states=(task,),
+                host=manager.host,
+            )
         return
     if row.status == consts.DELETING or task == consts.CONTAINER_DELETING:
         manager.container_delete(context, row.uuid, force=True)
@@ -113,12 +145,19 @@ def _recover_one(manager: ContainerLifecycle, context: RequestContext, row: Any)
     if task is not None:
         _clear_task(manager, row)
         return
-    if (row.status == consts.RUNNING and CONF.compute.resume_container_state
-            and not _engine_running(manager, row)):
+    if (
+        row.status == consts.RUNNING
+        and CONF.compute.resume_container_state
+        and not _engine_running(manager, row)
+    ):
         with engine.transaction() as session:
-            won = container_q.cas_update(session, row.uuid,
-                                    {"task_state": consts.CONTAINER_STARTING},
-                                    task_states=(None,), host=manager.host)
+            won = container_q.cas_update(
+                session,
+                row.uuid,
+                {"task_state": consts.CONTAINER_STARTING},
+                task_states=(None,),
+                host=manager.host,
+            )
         if won:
             manager.container_start(context, row.uuid)
 
@@ -137,19 +176,25 @@ def _redo_create(manager: ContainerLifecycle, row: Any) -> bool:
     full.container_id = None  # remove an engine container by its name
     manager._undo(full, Taken())
     with engine.transaction() as session:
-        won = container_q.cas_update(session, row.uuid,
-                                {"task_state": consts.CONTAINER_CREATING, "container_id": None},
-                                task_states=(row.task_state,), statuses=(consts.CREATING,),
-                                host=manager.host)
+        won = container_q.cas_update(
+            session,
+            row.uuid,
+            {"task_state": consts.CONTAINER_CREATING, "container_id": None},
+            task_states=(row.task_state,),
+            statuses=(consts.CREATING,),
+            host=manager.host,
+        )
     if not won:
         return True
-    LOG.warning("Container %s was to be created when the node stopped: creating it now",
-                row.uuid)
+    LOG.warning("Container %s was to be created when the node stopped: creating it now", row.uuid)
     request = attempt.request
-    manager.container_create(relocation.replay_context(attempt), row.uuid,
-                             run=bool(request.get("run")),
-                             requested_networks=list(request.get("requested_networks") or []),
-                             requested_volumes=list(request.get("requested_volumes") or []))
+    manager.container_create(
+        relocation.replay_context(attempt),
+        row.uuid,
+        run=bool(request.get("run")),
+        requested_networks=list(request.get("requested_networks") or []),
+        requested_volumes=list(request.get("requested_volumes") or []),
+    )
     return True
 
 
@@ -170,5 +215,6 @@ def _clear_task(manager: ContainerLifecycle, row: Any) -> None:
     except Exception:
         LOG.info("Container %s: state not read back from the engine", row.uuid)
     with engine.transaction() as session:
-        container_q.cas_update(session, row.uuid, values, task_states=(row.task_state,),
-                               host=manager.host)
+        container_q.cas_update(
+            session, row.uuid, values, task_states=(row.task_state,), host=manager.host
+        )

@@ -36,16 +36,14 @@ class CapsuleRPCAPI:
             raise container_rpcapi.ContainerHostDown(container=capsule_uuid, host=host)
         return host
 
-    def capsule_create(self, ctx: RequestContext, host: str, capsule_uuid: str,
-                       volumes: list[dict[str, Any]]) -> None:
+    def capsule_create(
+        self, ctx: RequestContext, host: str, capsule_uuid: str, volumes: list[dict[str, Any]]
+    ) -> None:
         # No host check: the scheduler has just chosen an up host.
-        self._client.cast(ctx, host, "capsule_create", capsule_uuid=capsule_uuid,
-                          volumes=volumes)
+        self._client.cast(ctx, host, "capsule_create", capsule_uuid=capsule_uuid, volumes=volumes)
 
     def capsule_delete(self, ctx: RequestContext, host: str, capsule_uuid: str) -> None:
         self._client.cast(ctx, host, "capsule_delete", capsule_uuid=capsule_uuid)
-
-
 
 
 def get_rpcapi() -> CapsuleRPCAPI:

@@ -38,22 +38,28 @@ def up_hosts() -> list[str]:
 def pick_host(method: str) -> str:
     hosts = up_hosts()
     if not hosts:
-        raise rpc.HostUnreachable(host="(any)", method=method,
-                                  reason="no zun-compute service is up")
+        raise rpc.HostUnreachable(
+            host="(any)", method=method, reason="no zun-compute service is up"
+        )
     return hosts[0]
 
 
 class ImageNetworkRPCAPI:
-    def __init__(self, transport: messaging.Transport | None = None, *,
-                 is_host_up: Callable[[str], bool] | None = host_is_up,
-                 call_timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        transport: messaging.Transport | None = None,
+        *,
+        is_host_up: Callable[[str], bool] | None = host_is_up,
+        call_timeout: float | None = None,
+    ) -> None:
         self._client = ComputeRPCClient(transport, is_host_up=is_host_up)
         self.call_timeout = min(self._client.timeout, call_timeout or DEFAULT_CALL_TIMEOUT)
 
     # --- images ---------------------------------------------------------------------------
 
-    def image_pull(self, ctx: RequestContext, host: str, image_uuid: str,
-                   image_driver: str | None = None) -> None:
+    def image_pull(
+        self, ctx: RequestContext, host: str, image_uuid: str, image_driver: str | None = None
+    ) -> None:
         kwargs: dict[str, Any] = {"image_uuid": image_uuid}
         if image_driver:
             kwargs["image_driver"] = image_driver
@@ -62,22 +68,42 @@ class ImageNetworkRPCAPI:
     def image_delete(self, ctx: RequestContext, host: str, image_uuid: str) -> None:
         self._client.cast(ctx, host, "image_delete", image_uuid=image_uuid)
 
-    def image_search(self, ctx: RequestContext, host: str, image: str, image_driver: str | None,
-                     exact_match: bool) -> list[dict[str, Any]]:
-        return self._client.call(ctx, host, "image_search", timeout=self.call_timeout,
-                                 image=image, image_driver=image_driver,
-                                 exact_match=exact_match)
+    def image_search(
+        self,
+        ctx: RequestContext,
+        host: str,
+        image: str,
+        image_driver: str | None,
+        exact_match: bool,
+    ) -> list[dict[str, Any]]:
+        return self._client.call(
+            ctx,
+            host,
+            "image_search",
+            timeout=self.call_timeout,
+            image=image,
+            image_driver=image_driver,
+            exact_match=exact_match,
+        )
 
     # --- networks -------------------------------------------------------------------------
 
-    def network_create(self, ctx: RequestContext, host: str, name: str,
-                       neutron_net_id: str) -> dict[str, Any]:
-        return self._client.call(ctx, host, "network_create", timeout=self.call_timeout,
-                                 name=name, neutron_net_id=neutron_net_id)
+    def network_create(
+        self, ctx: RequestContext, host: str, name: str, neutron_net_id: str
+    ) -> dict[str, Any]:
+        return self._client.call(
+            ctx,
+            host,
+            "network_create",
+            timeout=self.call_timeout,
+            name=name,
+            neutron_net_id=neutron_net_id,
+        )
 
     def network_delete(self, ctx: RequestContext, host: str, neutron_net_id: str) -> bool:
-        return self._client.call(ctx, host, "network_delete", timeout=self.call_timeout,
-                                 neutron_net_id=neutron_net_id)
+        return self._client.call(
+            ctx, host, "network_delete", timeout=self.call_timeout, neutron_net_id=neutron_net_id
+        )
 
 
 def get_rpcapi() -> ImageNetworkRPCAPI:

@@ -153,10 +153,12 @@ cors.set_defaults(**CORS_DEFAULTS)
 # them; the defaults are the original's api-paste.ini: creating the file answers 503.
 # Set on the options themselves (as cors.set_defaults does), so they hold for every ConfigOpts.
 cfg.set_defaults(healthcheck_opts.HEALTHCHECK_OPTS, backends=["disable_by_file"])
-cfg.set_defaults(healthcheck_opts.DISABLE_BY_FILE_OPTS,
-                 disable_by_file_path="/etc/zun/healthcheck_disable")
-CONF.register_opts(healthcheck_opts.HEALTHCHECK_OPTS + healthcheck_opts.DISABLE_BY_FILE_OPTS,
-                   group="healthcheck")
+cfg.set_defaults(
+    healthcheck_opts.DISABLE_BY_FILE_OPTS, disable_by_file_path="/etc/zun/healthcheck_disable"
+)
+CONF.register_opts(
+    healthcheck_opts.HEALTHCHECK_OPTS + healthcheck_opts.DISABLE_BY_FILE_OPTS, group="healthcheck"
+)
 register_opts(CONF)
 
 __all__ = ["CONF", "parse_args", "register_opts"]

@@ -22,8 +22,15 @@ DEFAULT_CAP_DROP = ["ALL"]
 # Dropped from Docker's default set: AUDIT_WRITE, FSETID, MKNOD, NET_RAW (forging packets
 # on the shared bridge; ping keeps working through Docker's ping_group_range sysctl),
 # SETFCAP, SETPCAP, SYS_CHROOT.
-DEFAULT_CAP_ADD = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "NET_BIND_SERVICE", "SETGID",
-                   "SETUID"]
+DEFAULT_CAP_ADD = [
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "KILL",
+    "NET_BIND_SERVICE",
+    "SETGID",
+    "SETUID",
+]
 
 _CAPABILITY = types.String(regex=r"^[A-Za-z_]+$", type_name="capability name")
 

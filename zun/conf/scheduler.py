@@ -36,11 +36,17 @@ OPTS = [
         "weigher",
         default="spread",
         choices=[
-            ("spread", "the node with the least allocated share of CPU and memory first; "
-             "among equals, the one with the fewest containers of the same project, then "
-             "the fewest containers"),
-            ("binpack", "the node with the most allocated share first, then the most "
-             "containers: fills a node before using the next"),
+            (
+                "spread",
+                "the node with the least allocated share of CPU and memory first; "
+                "among equals, the one with the fewest containers of the same project, then "
+                "the fewest containers",
+            ),
+            (
+                "binpack",
+                "the node with the most allocated share first, then the most "
+                "containers: fills a node before using the next",
+            ),
         ],
         help="[Added by the rewrite, not in Zun] How filter_scheduler orders the nodes that "
         "pass the filters; the first whose claim succeeds gets the container. Zun has no "

@@ -23,9 +23,14 @@ LOG = logging.getLogger(__name__)
 
 
 class ConsoleEndpoint:
-    def __init__(self, host: str, *, relay_host: str | None = None,
-                 relay_port: int | None = None,
-                 relay_ssl: ssl.SSLContext | None | bool = True) -> None:
+    def __init__(
+        self,
+        host: str,
+        *,
+        relay_host: str | None = None,
+        relay_port: int | None = None,
+        relay_ssl: ssl.SSLContext | None | bool = True,
+    ) -> None:
         """``relay_*`` default to the ``[websocket_proxy]/relay_*`` settings; ``relay_ssl``
         True means "from the settings", None means plain TCP."""
         self.host = host
@@ -38,11 +43,16 @@ class ConsoleEndpoint:
     def relay(self) -> RelayServer:
         with self._lock:
             if self._relay is None:
-                context = options.relay_server_ssl() if self._relay_ssl is True \
+                context = (
+                    options.relay_server_ssl()
+                    if self._relay_ssl is True
                     else self._relay_ssl or None
-                relay = RelayServer(self._relay_host or options.relay_host(),
-                                    options.relay_port() if self._relay_port is None
-                                    else self._relay_port, ssl_context=context)
+                )
+                relay = RelayServer(
+                    self._relay_host or options.relay_host(),
+                    options.relay_port() if self._relay_port is None else self._relay_port,
+                    ssl_context=context,
+                )
                 relay.start()
                 self._relay = relay
             return self._relay
@@ -53,25 +63,29 @@ class ConsoleEndpoint:
         if relay is not None:
             relay.stop()
 
-    def console_relay_open(self, context: Any, container_uuid: str,
-                           exec_id: str | None = None) -> dict[str, Any]:
+    def console_relay_open(
+        self, context: Any, container_uuid: str, exec_id: str | None = None
+    ) -> dict[str, Any]:
         """A single-use ticket for the relay, bound to this container (and exec).
 
         Called by a console proxy once the user's console token has been spent; the message
         bus authenticates the caller.
         """
         with engine.transaction(readonly=True) as session:
-            row = session.scalars(sa.select(models.Container)
-                                  .where(models.Container.uuid == container_uuid)).first()
+            row = session.scalars(
+                sa.select(models.Container).where(models.Container.uuid == container_uuid)
+            ).first()
             if row is None:
                 raise exception.ContainerNotFound(container=container_uuid)
             host, engine_id = row.host, row.container_id
         if host != self.host:
             raise exception.Invalid(
-                message=f"Container {container_uuid} is on host {host}, not {self.host}.")
+                message=f"Container {container_uuid} is on host {host}, not {self.host}."
+            )
         if not engine_id:
             raise exception.Conflict(
-                message=f"Container {container_uuid} has no container on the engine.")
+                message=f"Container {container_uuid} has no container on the engine."
+            )
         relay = self.relay()
         ticket = relay.tickets.issue(Target(engine_id, exec_id))
         address, port = relay.address

@@ -30,8 +30,7 @@ def _copy(src: Stream, dst: Stream, both: tuple[Stream, Stream]) -> None:
 
 def pump_sockets(a: Stream, b: Stream) -> None:
     """Run until one direction ends; returns when both copies have stopped."""
-    other = threading.Thread(target=_copy, args=(b, a, (a, b)), name="console-pump",
-                             daemon=True)
+    other = threading.Thread(target=_copy, args=(b, a, (a, b)), name="console-pump", daemon=True)
     other.start()
     _copy(a, b, (a, b))
     other.join()

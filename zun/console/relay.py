@@ -88,8 +88,15 @@ class RelayServer:
 
     name = "console-relay"
 
-    def __init__(self, host: str, port: int = 0, *, ssl_context: ssl.SSLContext | None = None,
-                 opener: Opener = open_local, tickets: TicketBook | None = None) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int = 0,
+        *,
+        ssl_context: ssl.SSLContext | None = None,
+        opener: Opener = open_local,
+        tickets: TicketBook | None = None,
+    ) -> None:
         self.host = host
         self.port = port
         self.ssl_context = ssl_context
@@ -121,11 +128,9 @@ class RelayServer:
         listener.settimeout(0.5)  # lets the accept loop notice stop()
         self._listener = listener
         self._stopping.clear()
-        self._thread = threading.Thread(target=self._accept_loop, name="console-relay",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._accept_loop, name="console-relay", daemon=True)
         self._thread.start()
-        LOG.info("Console relay listening on %s:%s%s", *self.address,
-                 " (TLS)" if self.tls else "")
+        LOG.info("Console relay listening on %s:%s%s", *self.address, " (TLS)" if self.tls else "")
 
     def stop(self) -> None:
         self._stopping.set()
@@ -154,8 +159,9 @@ class RelayServer:
                 if self._stopping.is_set():
                     return
                 raise
-            thread = threading.Thread(target=self._serve, args=(conn, peer),
-                                      name=f"console-relay-{peer[1]}", daemon=True)
+            thread = threading.Thread(
+                target=self._serve, args=(conn, peer), name=f"console-relay-{peer[1]}", daemon=True
+            )
             with self._lock:
                 self._sessions.add(thread)
             thread.start()
@@ -180,8 +186,7 @@ class RelayServer:
     def _handle(self, conn: socket.socket, peer: tuple) -> None:
         line = _read_line(conn)
         magic, _, ticket = line.partition(b" ")
-        target = self.tickets.take(ticket.decode("ascii", "replace")) if magic == MAGIC \
-            else None
+        target = self.tickets.take(ticket.decode("ascii", "replace")) if magic == MAGIC else None
         if target is None:
             LOG.warning("Console relay: refused %s (unknown, used or expired ticket)", peer[0])
             conn.sendall(b"ERR invalid or expired relay ticket\n")
@@ -238,8 +243,15 @@ class _SocketStream:
         self.sock.close()
 
 
-def connect(host: str, port: int, ticket: str, *, ssl_context: ssl.SSLContext | None = None,
-            server_hostname: str | None = None, timeout: float = HANDSHAKE_TIMEOUT) -> Stream:
+def connect(
+    host: str,
+    port: int,
+    ticket: str,
+    *,
+    ssl_context: ssl.SSLContext | None = None,
+    server_hostname: str | None = None,
+    timeout: float = HANDSHAKE_TIMEOUT,
+) -> Stream:
     """Open the console a ticket names, from the proxy's side."""
     try:
         sock = socket.create_connection((host, port), timeout=timeout)

@@ -74,16 +74,24 @@ def utf8_split(data: bytes) -> tuple[bytes, bytes]:
         byte = data[-back]
         if byte & 0xC0 == 0x80:  # continuation byte: keep looking for the lead byte
             continue
-        need = 2 if byte & 0xE0 == 0xC0 else 3 if byte & 0xF0 == 0xE0 else \
-            4 if byte & 0xF8 == 0xF0 else 1
+        need = (
+            2
+            if byte & 0xE0 == 0xC0
+            else 3
+            if byte & 0xF0 == 0xE0
+            else 4
+            if byte & 0xF8 == 0xF0
+            else 1
+        )
         if need > back:
             return data[:-back], data[-back:]
         break
     return data, b""
 
 
-def origin_allowed(origin: str | None, host_header: str | None, base_url: str,
-                   allowed_origins: list[str]) -> str | None:
+def origin_allowed(
+    origin: str | None, host_header: str | None, base_url: str, allowed_origins: list[str]
+) -> str | None:
     """None when the Origin is acceptable, else the reason it is not.
 
     Browsers always send an Origin; a request without one comes from a program, which the
@@ -171,10 +179,17 @@ class ConsoleProxy:
 
     name = "zun-wsproxy"
 
-    def __init__(self, host: str, port: int, *, base_url: str | None = None,
-                 allowed_origins: list[str] | None = None, local_host: str | None = None,
-                 ssl_context: ssl.SSLContext | None = None,
-                 relay_ssl_context: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        base_url: str | None = None,
+        allowed_origins: list[str] | None = None,
+        local_host: str | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+        relay_ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
         """``relay_ssl_context`` checks TLS relays (default: ``relay_ca_file``, else the
         system's CAs)."""
         self.host = host
@@ -202,10 +217,14 @@ class ConsoleProxy:
             raise RuntimeError("[websocket_proxy]/ssl_only is set but no cert is configured")
         host = str(conf.wsproxy_host or options.my_ip())
         port = int(conf.wsproxy_port)
-        return cls(host, port, base_url=str(conf.base_url or f"ws://{host}:{port}/"),
-                   allowed_origins=list(conf.allowed_origins or []),
-                   local_host=CONF.host or socket.gethostname(),
-                   ssl_context=context)
+        return cls(
+            host,
+            port,
+            base_url=str(conf.base_url or f"ws://{host}:{port}/"),
+            allowed_origins=list(conf.allowed_origins or []),
+            local_host=CONF.host or socket.gethostname(),
+            ssl_context=context,
+        )
 
     @property
     def port(self) -> int:
@@ -215,17 +234,29 @@ class ConsoleProxy:
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self) -> None:
-        self._server = serve(self._handle, self.host, self._port, ssl=self.ssl_context,
-                             subprotocols=SUBPROTOCOLS, compression=None,
-                             select_subprotocol=_select_subprotocol,
-                             process_request=self._prepare,
-                             server_header="zun-wsproxy", close_timeout=CLOSE_TIMEOUT,
-                             open_timeout=OPEN_TIMEOUT)
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        name="zun-wsproxy", daemon=True)
+        self._server = serve(
+            self._handle,
+            self.host,
+            self._port,
+            ssl=self.ssl_context,
+            subprotocols=SUBPROTOCOLS,
+            compression=None,
+            select_subprotocol=_select_subprotocol,
+            process_request=self._prepare,
+            server_header="zun-wsproxy",
+            close_timeout=CLOSE_TIMEOUT,
+            open_timeout=OPEN_TIMEOUT,
+        )
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="zun-wsproxy", daemon=True
+        )
         self._thread.start()
-        LOG.info("Console proxy listening on %s:%s (published as %s)", self.host, self.port,
-                 self.base_url)
+        LOG.info(
+            "Console proxy listening on %s:%s (published as %s)",
+            self.host,
+            self.port,
+            self.base_url,
+        )
 
     def stop(self) -> None:
         server, self._server = self._server, None
@@ -251,8 +282,12 @@ class ConsoleProxy:
         exec_id = (query.get("exec_id") or [None])[0] or None
         token = (query.get("token") or [""])[0]
         try:
-            reason = origin_allowed(request.headers.get("Origin"), request.headers.get("Host"),
-                                    self.base_url, self.allowed_origins)
+            reason = origin_allowed(
+                request.headers.get("Origin"),
+                request.headers.get("Host"),
+                self.base_url,
+                self.allowed_origins,
+            )
             if reason:
                 raise Refused(reason)
             if not container_uuid:
@@ -264,8 +299,9 @@ class ConsoleProxy:
                 raise Refused(exc.reason) from None
             prepared: _Session | Refused = self._open_session(grant, peer)
         except Refused as exc:
-            LOG.warning("Console for %s from %s refused: %s", container_uuid or "?", peer,
-                        exc.reason)
+            LOG.warning(
+                "Console for %s from %s refused: %s", container_uuid or "?", peer, exc.reason
+            )
             prepared = exc
         except Exception:
             LOG.exception("Console for %s from %s failed", container_uuid or "?", peer)
@@ -276,19 +312,25 @@ class ConsoleProxy:
     def _reap(self, everything: bool = False) -> None:
         """Close consoles whose handshake failed after they were opened (no handler runs)."""
         with self._lock:
-            dead = [c for c in self._sessions
-                    if everything or c.state in (State.CLOSING, State.CLOSED)]
+            dead = [
+                c for c in self._sessions if everything or c.state in (State.CLOSING, State.CLOSED)
+            ]
             found = [self._sessions.pop(c) for c in dead]
         for item in found:
             if isinstance(item, _Session) and item.stream is not None:
                 item.stream.close()
-                _record_finish(item.grant, item.request_id, item.event,
-                               error="the client left during the handshake")
+                _record_finish(
+                    item.grant,
+                    item.request_id,
+                    item.event,
+                    error="the client left during the handshake",
+                )
 
     def _open_session(self, grant: tokens.Grant, peer: str) -> _Session:
         request_id = f"req-{uuid.uuid4()}"
-        ctx = zun_context.RequestContext(user_id=grant.user_id, project_id=grant.project_id,
-                                         request_id=request_id, is_admin=True)
+        ctx = zun_context.RequestContext(
+            user_id=grant.user_id, project_id=grant.project_id, request_id=request_id, is_admin=True
+        )
         session = _Session(grant, request_id, f"{ACTION}__{grant.kind}", peer)
         _record_start(ctx, grant, session.event)
         try:
@@ -309,8 +351,7 @@ class ConsoleProxy:
             return
         grant, stream = prepared.grant, prepared.stream
         assert stream is not None
-        LOG.info("Console %s of %s opened for %s", grant.kind, grant.container_uuid,
-                 prepared.peer)
+        LOG.info("Console %s of %s opened for %s", grant.kind, grant.container_uuid, prepared.peer)
         try:
             pump_sockets(stream, _WebSocketSide(conn))
         finally:
@@ -335,20 +376,26 @@ class ConsoleProxy:
         if not grant.host:
             raise ConsoleUnavailable("the container has no host")
         try:
-            ticket = self._relay_rpc().call(ctx, grant.host, "console_relay_open",
-                                            timeout=RELAY_RPC_TIMEOUT,
-                                            container_uuid=grant.container_uuid,
-                                            exec_id=grant.exec_id)
+            ticket = self._relay_rpc().call(
+                ctx,
+                grant.host,
+                "console_relay_open",
+                timeout=RELAY_RPC_TIMEOUT,
+                container_uuid=grant.container_uuid,
+                exec_id=grant.exec_id,
+            )
         except Exception as exc:
             LOG.warning("No relay ticket from %s: %s", grant.host, exc)
             raise ConsoleUnavailable(
                 f"the node {grant.host} did not open the console: "
-                f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
+                f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+            ) from exc
         context = None
         if ticket.get("tls"):
             context = self.relay_ssl_context or options.relay_client_ssl()
-        return relay.connect(ticket["host"], int(ticket["port"]), ticket["ticket"],
-                             ssl_context=context)
+        return relay.connect(
+            ticket["host"], int(ticket["port"]), ticket["ticket"], ssl_context=context
+        )
 
     def _relay_rpc(self) -> Any:
         if self._rpc is None:
@@ -382,12 +429,16 @@ def _record_start(ctx: zun_context.RequestContext, grant: tokens.Grant, event: s
         LOG.exception("Could not record the console of %s", grant.container_uuid)
 
 
-def _record_finish(grant: tokens.Grant, request_id: str, event: str,
-                   error: str | None) -> None:
+def _record_finish(grant: tokens.Grant, request_id: str, event: str, error: str | None) -> None:
     try:
         with engine.transaction() as session:
-            actions.finish_event(session, grant.container_uuid, request_id, event,
-                                 result=actions.RESULT_ERROR if error else
-                                 actions.RESULT_SUCCESS, traceback=error)
+            actions.finish_event(
+                session,
+                grant.container_uuid,
+                request_id,
+                event,
+                result=actions.RESULT_ERROR if error else actions.RESULT_SUCCESS,
+                traceback=error,
+            )
     except Exception:
         LOG.exception("Could not record the end of the console of %s", grant.container_uuid)

@@ -123,7 +123,8 @@ def _new_token() -> str:
 
 def _container(session: Session, container_uuid: str) -> models.Container:
     row = session.scalars(
-        sa.select(models.Container).where(models.Container.uuid == container_uuid)).first()
+        sa.select(models.Container).where(models.Container.uuid == container_uuid)
+    ).first()
     if row is None:
         raise TokenRefused(f"container {container_uuid} not found")
     return row
@@ -132,20 +133,24 @@ def _container(session: Session, container_uuid: str) -> models.Container:
 def _cas_container(session: Session, row_id: int, old: str | None, new: str | None) -> bool:
     col = models.Container.websocket_token
     cond = col.is_(None) if old is None else col == old
-    result = session.execute(sa.update(models.Container)
-                             .where(models.Container.id == row_id, cond)
-                             .values(websocket_token=new)
-                             .execution_options(synchronize_session=False))
+    result = session.execute(
+        sa.update(models.Container)
+        .where(models.Container.id == row_id, cond)
+        .values(websocket_token=new)
+        .execution_options(synchronize_session=False)
+    )
     return result.rowcount == 1
 
 
 def _cas_exec(session: Session, row_id: int, old: str | None, new: str | None) -> bool:
     col = models.ExecInstance.token
     cond = col.is_(None) if old is None else col == old
-    result = session.execute(sa.update(models.ExecInstance)
-                             .where(models.ExecInstance.id == row_id, cond)
-                             .values(token=new)
-                             .execution_options(synchronize_session=False))
+    result = session.execute(
+        sa.update(models.ExecInstance)
+        .where(models.ExecInstance.id == row_id, cond)
+        .values(token=new)
+        .execution_options(synchronize_session=False)
+    )
     return result.rowcount == 1
 
 
@@ -187,19 +192,31 @@ def issue_exec_token(container_uuid: str, exec_id: str, ttl_seconds: int | None 
         value = _Entry(PENDING, digest(token), now + lifetime).render()
         changed = session.execute(
             sa.update(models.ExecInstance)
-            .where(models.ExecInstance.container_id == container.id,
-                   models.ExecInstance.exec_id == exec_id)
-            .values(token=value).execution_options(synchronize_session=False)).rowcount
+            .where(
+                models.ExecInstance.container_id == container.id,
+                models.ExecInstance.exec_id == exec_id,
+            )
+            .values(token=value)
+            .execution_options(synchronize_session=False)
+        ).rowcount
         if not changed:
-            session.add(models.ExecInstance(container_id=container.id, exec_id=exec_id,
-                                            token=value))
+            session.add(
+                models.ExecInstance(container_id=container.id, exec_id=exec_id, token=value)
+            )
     return token
 
 
 def _grant(row: models.Container, exec_id: str | None) -> Grant:
-    return Grant(container_uuid=row.uuid or "", container_db_id=row.id,
-                 engine_id=row.container_id, host=row.host, status=row.status,
-                 project_id=row.project_id, user_id=row.user_id, exec_id=exec_id)
+    return Grant(
+        container_uuid=row.uuid or "",
+        container_db_id=row.id,
+        engine_id=row.container_id,
+        host=row.host,
+        status=row.status,
+        project_id=row.project_id,
+        user_id=row.user_id,
+        exec_id=exec_id,
+    )
 
 
 def _spend(entries: list[_Entry], wanted: str, now: int, what: str) -> list[_Entry]:
@@ -233,9 +250,11 @@ def consume(container_uuid: str, token: str, exec_id: str | None = None) -> Gran
                     return _grant(row, None)
                 continue
             exec_row = session.scalars(
-                sa.select(models.ExecInstance)
-                .where(models.ExecInstance.container_id == row.id,
-                       models.ExecInstance.exec_id == exec_id)).first()
+                sa.select(models.ExecInstance).where(
+                    models.ExecInstance.container_id == row.id,
+                    models.ExecInstance.exec_id == exec_id,
+                )
+            ).first()
             if exec_row is None:
                 raise TokenRefused(f"unknown exec {exec_id} for container {container_uuid}")
             old = exec_row.token

@@ -53,7 +53,8 @@ class DirectSelect:
         self._lock = threading.Lock()
         keys = [column.key for column in stmt.selected_columns]
         self.row_class: type[tuple[Any, ...]] = collections.namedtuple(  # type: ignore[misc]
-            "DirectRow", keys, rename=False)
+            "DirectRow", keys, rename=False
+        )
 
     @property
     def statement(self) -> sa.Select[Any]:
@@ -76,25 +77,30 @@ class DirectSelect:
             return None  # needs SQLAlchemy's expansion at execution time
         positional = tuple(compiled.positiontup or ()) if compiled.positional else None
         defaults = compiled.construct_params(_check=False)
-        processors = {name: proc for name, proc in compiled._bind_processors.items()
-                      if callable(proc)}
+        processors = {
+            name: proc for name, proc in compiled._bind_processors.items() if callable(proc)
+        }
         result_types = tuple(column.type for column in compiled._result_columns)
         if len(result_types) != len(self._stmt.selected_columns):
             return None
         return _Plan(compiled.string, positional, defaults, processors, result_types)
 
-    def _result_processors(self, engine: Engine, plan: _Plan,
-                           description: Sequence[Sequence[Any]]) -> tuple[Processor, ...]:
+    def _result_processors(
+        self, engine: Engine, plan: _Plan, description: Sequence[Sequence[Any]]
+    ) -> tuple[Processor, ...]:
         codes = tuple(entry[1] for entry in description)
         found = self._processors.get(codes)
         if found is None:
-            found = tuple(type_._cached_result_processor(engine.dialect, code)
-                          for type_, code in zip(plan.result_types, codes, strict=True))
+            found = tuple(
+                type_._cached_result_processor(engine.dialect, code)
+                for type_, code in zip(plan.result_types, codes, strict=True)
+            )
             self._processors[codes] = found
         return found
 
-    def rows(self, engine: Engine, params: Mapping[str, Any],
-             fallback: Callable[[], Sequence[Any]]) -> Sequence[Any]:
+    def rows(
+        self, engine: Engine, params: Mapping[str, Any], fallback: Callable[[], Sequence[Any]]
+    ) -> Sequence[Any]:
         """The rows of the statement with ``params``; ``fallback()`` (the same statement
         through SQLAlchemy) when the driver fails or the statement cannot be run directly."""
         plan = self._plan(engine)
@@ -103,8 +109,9 @@ class DirectSelect:
         values = {**plan.defaults, **params}
         for name, processor in plan.bind_processors.items():
             values[name] = processor(values[name])
-        bound: Any = values if plan.positional is None else [
-            values[name] for name in plan.positional]
+        bound: Any = (
+            values if plan.positional is None else [values[name] for name in plan.positional]
+        )
         connection = engine.raw_connection()
         try:
             cursor = connection.cursor()
@@ -125,6 +132,12 @@ class DirectSelect:
         make = self.row_class._make  # type: ignore[attr-defined]
         if not any(processors):
             return [make(row) for row in fetched]
-        return [make([value if proc is None else proc(value)
-                      for proc, value in zip(processors, row, strict=True)])
-                for row in fetched]
+        return [
+            make(
+                [
+                    value if proc is None else proc(value)
+                    for proc, value in zip(processors, row, strict=True)
+                ]
+            )
+            for row in fetched
+        ]

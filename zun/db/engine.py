@@ -100,7 +100,8 @@ def _sqlite_file_pool(db: Any) -> Callable[..., tuple[Engine, Engine]]:
                 pool_size=max(int(db.max_pool_size or 0), SQLITE_POOL_SIZE),
                 max_overflow=int(db.max_overflow if db.max_overflow is not None else 50),
                 pool_timeout=int(db.pool_timeout or 30),
-                pool_pre_ping=False)
+                pool_pre_ping=False,
+            )
             engine_args.setdefault("connect_args", {})["check_same_thread"] = False
         engine = sa.create_engine(url, **engine_args)
         return engine, engine
@@ -113,7 +114,10 @@ def create_engine(url: str, conf: cfg.ConfigOpts | None = None) -> Engine:
     conf = _with_db_opts(conf) if conf is not None else get_conf()
     db = conf.database
     sqlite_file = url.startswith("sqlite") and sa.engine.make_url(url).database not in (
-        None, "", ":memory:")
+        None,
+        "",
+        ":memory:",
+    )
     extra: dict[str, Any] = {"_engine_target": _sqlite_file_pool(db)} if sqlite_file else {}
     engine = oslo_engines.create_engine(
         url,
@@ -263,10 +267,8 @@ def transaction(readonly: bool = False) -> Iterator[Session]:
             yield session
         return
     write_lock = _State.write_lock
-    if write_lock is not None and not write_lock.acquire(
-            timeout=SQLITE_BUSY_TIMEOUT_MS / 1000):
-        raise sa.exc.OperationalError("BEGIN IMMEDIATE", None,
-                                      Exception("database is locked"))
+    if write_lock is not None and not write_lock.acquire(timeout=SQLITE_BUSY_TIMEOUT_MS / 1000):
+        raise sa.exc.OperationalError("BEGIN IMMEDIATE", None, Exception("database is locked"))
     try:
         with maker() as session, session.begin():
             yield session

@@ -43,12 +43,20 @@ def check_sort_key(model: type, sort_key: str) -> None:
     """400 ``container.invalid-parameter-value`` unless ``sort_key`` is a column of ``model``."""
     if sort_key not in _column_keys(model):
         raise exception.InvalidParameterValue(
-            err=f'The sort_key value "{sort_key}" is an invalid field for sorting')
+            err=f'The sort_key value "{sort_key}" is an invalid field for sorting'
+        )
 
 
-def paginate(session: Session, stmt: sa.Select[Any], model: type[T], page: Page, *,
-             not_found: Callable[[str], Exception], marker_attr: str = "uuid",
-             tiebreak: str = "id") -> list[T]:
+def paginate(
+    session: Session,
+    stmt: sa.Select[Any],
+    model: type[T],
+    page: Page,
+    *,
+    not_found: Callable[[str], Exception],
+    marker_attr: str = "uuid",
+    tiebreak: str = "id",
+) -> list[T]:
     """One page of ``stmt`` (a ``select(model)`` with the caller's filters and scoping).
 
     The marker is looked up through ``stmt`` itself, so a marker the caller may not see is a
@@ -58,29 +66,42 @@ def paginate(session: Session, stmt: sa.Select[Any], model: type[T], page: Page,
     marker_row = None
     if page.marker is not None:
         marker_row = session.scalars(
-            stmt.where(getattr(model, marker_attr) == page.marker).limit(1)).first()
+            stmt.where(getattr(model, marker_attr) == page.marker).limit(1)
+        ).first()
         if marker_row is None:
             raise not_found(page.marker)
     check_sort_key(model, page.sort_key)
     keys = [page.sort_key] if page.sort_key == tiebreak else [page.sort_key, tiebreak]
-    paged = db_utils.paginate_query(stmt, model, page.limit, keys, marker=marker_row,
-                                    sort_dir=page.sort_dir)
+    paged = db_utils.paginate_query(
+        stmt, model, page.limit, keys, marker=marker_row, sort_dir=page.sort_dir
+    )
     return list(session.scalars(paged))
 
 
-def project_scope(stmt: sa.Select[Any], model: type, context: RequestContext,
-                  all_projects: bool = False) -> sa.Select[Any]:
+def project_scope(
+    stmt: sa.Select[Any], model: type, context: RequestContext, all_projects: bool = False
+) -> sa.Select[Any]:
     """Restrict ``stmt`` to the caller's project unless ``all_projects`` (lists: admins too)."""
     if all_projects:
         return stmt
     return stmt.where(model.project_id == context.project_id)  # type: ignore[attr-defined]
 
 
-def get_by_ident(session: Session, model: type[T], ident: str, *, context: RequestContext,
-                 not_found: Callable[[str], Exception], singular: str, plural: str,
-                 name_attr: str = "name", uuid_attr: str = "uuid",
-                 project_scoped: bool = True, all_projects: bool | None = None,
-                 stmt: sa.Select[Any] | None = None) -> T:
+def get_by_ident(
+    session: Session,
+    model: type[T],
+    ident: str,
+    *,
+    context: RequestContext,
+    not_found: Callable[[str], Exception],
+    singular: str,
+    plural: str,
+    name_attr: str = "name",
+    uuid_attr: str = "uuid",
+    project_scoped: bool = True,
+    all_projects: bool | None = None,
+    stmt: sa.Select[Any] | None = None,
+) -> T:
     """The row whose UUID (when ``ident`` looks like one) or name is ``ident``.
 
     Scoped to the caller's project when ``project_scoped``, except for admins (or when
@@ -101,6 +122,8 @@ def get_by_ident(session: Session, model: type[T], ident: str, *, context: Reque
     if not rows:
         raise not_found(ident)
     if len(rows) > 1:
-        raise exception.Conflict(message=f"Multiple {plural} exist with same name. Please use "
-                                         f"the {singular} uuid instead.")
+        raise exception.Conflict(
+            message=f"Multiple {plural} exist with same name. Please use "
+            f"the {singular} uuid instead."
+        )
     return rows[0]

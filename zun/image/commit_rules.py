@@ -26,8 +26,10 @@ from zun.image import reference
 
 
 class CommitRepositoryNotAllowed(exception.NotAuthorized):
-    message = ("A member may commit only into its project's namespace: the repository must "
-               "start with %(namespace)s/ (got %(repository)s).")
+    message = (
+        "A member may commit only into its project's namespace: the repository must "
+        "start with %(namespace)s/ (got %(repository)s)."
+    )
     code = 403
 
 
@@ -44,11 +46,13 @@ def check_name(repository: str, tag: str | None) -> str:
         parsed = reference.parse(f"{repository}:{tag}")
     except exception.InvalidReference as exc:
         raise exception.InvalidValue(
-            message=f"Invalid repository or tag {repository!r}:{tag!r}: {exc}") from None
+            message=f"Invalid repository or tag {repository!r}:{tag!r}: {exc}"
+        ) from None
     if parsed.name != repository or parsed.tag != tag or parsed.digest:
         raise exception.InvalidValue(
             message=f"Give the repository without a tag or digest, and the tag apart: "
-                    f"{repository!r}")
+            f"{repository!r}"
+        )
     return tag
 
 
@@ -61,9 +65,11 @@ def check_namespace(context: RequestContext, repository: str) -> None:
 
 
 def check_not_taken(session: Session, repository: str, tag: str, host: str | None) -> None:
-    taken = session.scalar(sa.select(sa.func.count()).select_from(models.Image).where(
-        models.Image.repo == repository, models.Image.tag == tag,
-        models.Image.host == host))
+    taken = session.scalar(
+        sa.select(sa.func.count())
+        .select_from(models.Image)
+        .where(models.Image.repo == repository, models.Image.tag == tag, models.Image.host == host)
+    )
     if taken:
         raise exception.ImageAlreadyExists(repo=repository, tag=tag)
 
@@ -72,18 +78,24 @@ def check_bound(session: Session, project_id: str | None) -> None:
     limit = int(CONF.api.max_committed_images)
     if limit < 0:
         return
-    pattern = namespace(project_id).replace("\\", "\\\\").replace("%", "\\%") \
-        .replace("_", "\\_") + "/%"
-    count = session.scalar(sa.select(sa.func.count()).select_from(models.Image).where(
-        models.Image.project_id == project_id, models.Image.repo.like(pattern, escape="\\")))
+    pattern = (
+        namespace(project_id).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
+    )
+    count = session.scalar(
+        sa.select(sa.func.count())
+        .select_from(models.Image)
+        .where(models.Image.project_id == project_id, models.Image.repo.like(pattern, escape="\\"))
+    )
     if count >= limit:
         raise exception.OverQuota(
             overs=f"committed_images (at most {limit} per project, "
-                  "[api]/max_committed_images; an admin deletes old ones)")
+            "[api]/max_committed_images; an admin deletes old ones)"
+        )
 
 
-def check(session: Session, context: RequestContext, repository: str, tag: str | None,
-          host: str | None) -> str:
+def check(
+    session: Session, context: RequestContext, repository: str, tag: str | None, host: str | None
+) -> str:
     """Every rule above for a commit by ``context`` on ``host``; returns the tag to use."""
     tag = check_name(repository, tag)
     check_namespace(context, repository)

@@ -34,8 +34,12 @@ def inspect_image(client: docker.APIClient, ref: str) -> dict[str, Any] | None:
         raise
 
 
-def pull(client: docker.APIClient, repo: str, tag: str | None,
-         registry_auth: dict[str, str] | None = None) -> None:
+def pull(
+    client: docker.APIClient,
+    repo: str,
+    tag: str | None,
+    registry_auth: dict[str, str] | None = None,
+) -> None:
     """Pull ``repo:tag`` from its registry (the pull policy is the caller's).
 
     A registry that does not have the image raises ImageNotFound with the engine's reason;
@@ -45,20 +49,29 @@ def pull(client: docker.APIClient, repo: str, tag: str | None,
     ref = image_ref(repo, tag)
     LOG.info("Pulling image %s (%s)", ref, "with credentials" if registry_auth else "anonymous")
     try:
-        progress = call(client.pull, repo, tag=tag or None, stream=True, decode=True,
-                        auth_config=registry_auth or None)
+        progress = call(
+            client.pull,
+            repo,
+            tag=tag or None,
+            stream=True,
+            decode=True,
+            auth_config=registry_auth or None,
+        )
         for event in call(list, progress):
             if event.get("error"):
                 detail = event.get("errorDetail") or {}
                 raise exception.DockerError(
-                    error_msg=f"pulling {ref} failed: {detail.get('message') or event['error']}")
+                    error_msg=f"pulling {ref} failed: {detail.get('message') or event['error']}"
+                )
     except exception.ZunException as exc:
         if is_not_found(exc):
             cause = exc.__cause__
-            reason = (engine_explanation(cause) if isinstance(cause, docker.errors.APIError)
-                      else str(exc))
+            reason = (
+                engine_explanation(cause) if isinstance(cause, docker.errors.APIError) else str(exc)
+            )
             raise exception.ImageNotFound(
-                message=f"Image {ref} could not be found: {reason}") from exc
+                message=f"Image {ref} could not be found: {reason}"
+            ) from exc
         raise
 
 
@@ -76,4 +89,3 @@ def delete_image(client: docker.APIClient, ref: str, force: bool = False) -> boo
 def list_images(client: docker.APIClient) -> list[dict[str, Any]]:
     """The engine's image rows (``Id``, ``RepoTags``, ``Size``...)."""
     return call(client.images)
-

@@ -33,6 +33,8 @@ from zun.common import exception, service_catalog
 
 DOCKER_FORMAT = "docker"
 _CHUNK = 1024 * 1024
+
+
 # Interface names of [glance_client]/endpoint_type (publicURL...) as keystoneauth wants them.
 @dataclass(frozen=True)
 class GlanceImage:
@@ -54,12 +56,18 @@ class GlanceImage:
     @classmethod
     def from_api(cls, body: dict[str, Any]) -> GlanceImage:
         return cls(
-            id=body["id"], name=body.get("name") or "",
-            container_format=body.get("container_format"), disk_format=body.get("disk_format"),
-            size=body.get("size"), checksum=body.get("checksum"),
-            hash_algo=body.get("os_hash_algo"), hash_value=body.get("os_hash_value"),
-            status=body.get("status", ""), owner=body.get("owner"),
-            visibility=body.get("visibility"), tags=list(body.get("tags") or []),
+            id=body["id"],
+            name=body.get("name") or "",
+            container_format=body.get("container_format"),
+            disk_format=body.get("disk_format"),
+            size=body.get("size"),
+            checksum=body.get("checksum"),
+            hash_algo=body.get("os_hash_algo"),
+            hash_value=body.get("os_hash_value"),
+            status=body.get("status", ""),
+            owner=body.get("owner"),
+            visibility=body.get("visibility"),
+            tags=list(body.get("tags") or []),
             raw=dict(body),
         )
 
@@ -92,7 +100,8 @@ def for_service(conf: Any = None) -> GlanceClient:
         return GlanceClient(service_session(conf), conf)
     except ks_exc.ClientException as exc:
         raise exception.GlanceUnavailable(
-            reason=f"zun's service credentials ([keystone_auth]) are unusable: {exc}") from exc
+            reason=f"zun's service credentials ([keystone_auth]) are unusable: {exc}"
+        ) from exc
 
 
 def _auth_url(conf: Any) -> str:
@@ -109,7 +118,8 @@ def _auth_url(conf: Any) -> str:
             url = None
     if not url:
         raise exception.GlanceUnavailable(
-            reason="no Keystone address to find Glance: set [keystone_auth]/auth_url")
+            reason="no Keystone address to find Glance: set [keystone_auth]/auth_url"
+        )
     return url
 
 
@@ -118,9 +128,11 @@ def user_session(conf: Any, context: Any) -> ks_session.Session:
     if not getattr(context, "auth_token", None):
         raise exception.Invalid(
             message="image_driver glance needs the user's Keystone token: the request carries "
-                    "none ([api]/auth_strategy = keystone, or an X-Auth-Token header).")
-    auth = v3.Token(auth_url=_auth_url(conf), token=context.auth_token,
-                    project_id=context.project_id)
+            "none ([api]/auth_strategy = keystone, or an X-Auth-Token header)."
+        )
+    auth = v3.Token(
+        auth_url=_auth_url(conf), token=context.auth_token, project_id=context.project_id
+    )
     return ks_loading.load_session_from_conf_options(conf, "keystone_auth", auth=auth)
 
 
@@ -131,8 +143,13 @@ def service_session(conf: Any) -> ks_session.Session:
 
 
 class GlanceClient:
-    def __init__(self, session: ks_session.Session, conf: Any = None,
-                 endpoint: str | None = None, as_user: bool = False) -> None:
+    def __init__(
+        self,
+        session: ks_session.Session,
+        conf: Any = None,
+        endpoint: str | None = None,
+        as_user: bool = False,
+    ) -> None:
         self._session = session
         self._conf = conf
         self._endpoint = endpoint.rstrip("/") if endpoint else None
@@ -147,7 +164,8 @@ class GlanceClient:
         if self._as_user:
             return exception.TokenRefused(reason=str(exc))
         return exception.GlanceUnavailable(
-            reason=f"Keystone refused zun's service credentials ([keystone_auth]): {exc}")
+            reason=f"Keystone refused zun's service credentials ([keystone_auth]): {exc}"
+        )
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -159,7 +177,8 @@ class GlanceClient:
                 if str(group.api_version or "2").split(".")[0] != "2":
                     raise exception.GlanceUnavailable(
                         reason=f"[glance_client]/api_version {group.api_version} is not "
-                               "supported: Zun speaks the Glance image API v2")
+                        "supported: Zun speaks the Glance image API v2"
+                    )
                 options["interface"] = service_catalog.interface(group.endpoint_type)
                 options["region_name"] = group.region_name
             try:
@@ -170,10 +189,10 @@ class GlanceClient:
                 raise self._auth_refused(exc) from exc
             except ks_exc.EndpointNotFound as exc:
                 raise exception.GlanceUnavailable(
-                    reason="no image endpoint in the service catalog") from exc
+                    reason="no image endpoint in the service catalog"
+                ) from exc
             if not url:
-                raise exception.GlanceUnavailable(
-                    reason="no image endpoint in the service catalog")
+                raise exception.GlanceUnavailable(reason="no image endpoint in the service catalog")
             self._endpoint = url.rstrip("/")
         return self._endpoint
 
@@ -200,14 +219,16 @@ class GlanceClient:
             raise self._auth_refused(exc) from exc
         if resp.status_code >= 500:
             raise exception.GlanceUnavailable(
-                reason=f"Glance answered {resp.status_code} to {method} {path}")
+                reason=f"Glance answered {resp.status_code} to {method} {path}"
+            )
         return resp
 
     def _json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         resp = self._request(method, path, **kwargs)
         if resp.status_code >= 400:
             raise exception.ZunException(
-                f"Glance refused {method} {path}: {resp.status_code} {resp.text[:200]}")
+                f"Glance refused {method} {path}: {resp.status_code} {resp.text[:200]}"
+            )
         return resp.json()
 
     # -- lookups -----------------------------------------------------------------------------
@@ -218,8 +239,7 @@ class GlanceClient:
         if resp.status_code == 404:
             return None
         if resp.status_code >= 400:
-            raise exception.ZunException(
-                f"Glance refused GET image {image_id}: {resp.status_code}")
+            raise exception.ZunException(f"Glance refused GET image {image_id}: {resp.status_code}")
         return GlanceImage.from_api(resp.json())
 
     def images(self, **filters: str) -> Iterator[GlanceImage]:
@@ -266,12 +286,14 @@ class GlanceClient:
             if len(docker) > 1:
                 raise exception.Conflict(
                     f"Multiple images exist with same name {ident}. Please use the image "
-                    "id instead.")
+                    "id instead."
+                )
             matches = docker or matches
         image = matches[0]
         if not image.is_docker:
             raise exception.ImageFormatNotSupported(
-                image=ident, container_format=image.container_format)
+                image=ident, container_format=image.container_format
+            )
         return image
 
     def search(self, term: str, exact: bool = False) -> list[GlanceImage]:
@@ -296,7 +318,8 @@ class GlanceClient:
             raise exception.ImageNotFound(image=image.id)
         if resp.status_code == 204 or resp.status_code >= 400:
             raise exception.ZunException(
-                f"Glance has no data for image {image.id} ({resp.status_code}).")
+                f"Glance has no data for image {image.id} ({resp.status_code})."
+            )
         digest = _digest(image)
         fd, partial = tempfile.mkstemp(prefix=f".{image.id}.", dir=directory)
         try:
@@ -310,7 +333,8 @@ class GlanceClient:
                     raise _unavailable(exc) from exc
             if digest is not None and digest.hexdigest() != _expected(image):
                 raise exception.ZunException(
-                    f"The data of Glance image {image.id} does not match its checksum.")
+                    f"The data of Glance image {image.id} does not match its checksum."
+                )
             os.replace(partial, final)
         except BaseException:
             if os.path.exists(partial):
@@ -339,5 +363,6 @@ def _unavailable(exc: Exception) -> exception.GlanceUnavailable:
     if isinstance(exc, ks_exc.SSLError):
         return exception.GlanceUnavailable(
             reason="the TLS handshake with Glance failed (see [glance_client]/ca_file, "
-                   f"cert_file, key_file, insecure): {exc}")
+            f"cert_file, key_file, insecure): {exc}"
+        )
     return exception.GlanceUnavailable(reason=f"Glance cannot be reached: {exc}")

@@ -23,8 +23,14 @@ _LOADED_TAG = "Loaded image: "
 _LOADED_ID = "Loaded image ID: "
 
 
-def pull_image(client: docker.APIClient, glance: GlanceClient, ident: str, directory: str,
-               policy: str = "always", for_project: str | None = None) -> dict[str, Any]:
+def pull_image(
+    client: docker.APIClient,
+    glance: GlanceClient,
+    ident: str,
+    directory: str,
+    policy: str = "always",
+    for_project: str | None = None,
+) -> dict[str, Any]:
     """Find ``ident`` in Glance (as ``for_project`` may see it, when given) and load it into
     the engine; what was loaded.
 
@@ -38,8 +44,13 @@ def pull_image(client: docker.APIClient, glance: GlanceClient, ident: str, direc
         path = glance.download(image, directory)
         downloaded = True
     ref = load_archive(client, path, image)
-    return {"image": image.name, "glance_id": image.id, "path": path, "ref": ref,
-            "downloaded": downloaded}
+    return {
+        "image": image.name,
+        "glance_id": image.id,
+        "path": path,
+        "ref": ref,
+        "downloaded": downloaded,
+    }
 
 
 def load_archive(client: docker.APIClient, path: str, image: GlanceImage) -> str:
@@ -58,7 +69,7 @@ def load_archive(client: docker.APIClient, path: str, image: GlanceImage) -> str
         stream = (event.get("stream") or "").strip()
         for prefix in (_LOADED_TAG, _LOADED_ID):
             if stream.startswith(prefix):
-                loaded.append(stream[len(prefix):].strip())
+                loaded.append(stream[len(prefix) :].strip())
     if not loaded:
         raise _not_docker(image, "the engine loaded no image from it")
     return loaded[0]
@@ -67,7 +78,8 @@ def load_archive(client: docker.APIClient, path: str, image: GlanceImage) -> str
 def _not_docker(image: GlanceImage, why: str) -> exception.ImageFormatNotSupported:
     return exception.ImageFormatNotSupported(
         f"The data of Glance image {image.name or image.id} is not a Docker image archive "
-        f"(docker save): {why}")
+        f"(docker save): {why}"
+    )
 
 
 def _archive_matches(path: str, image: GlanceImage) -> bool:

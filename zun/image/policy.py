@@ -31,8 +31,12 @@ def should_pull(image_pull_policy: str | None, present: bool) -> bool:
     return False
 
 
-def parse_image_name(image: str, driver: str | None = None, registry: Any = None,
-                     default_registry: str | None = _UNSET) -> tuple[str, str]:
+def parse_image_name(
+    image: str,
+    driver: str | None = None,
+    registry: Any = None,
+    default_registry: str | None = _UNSET,
+) -> tuple[str, str]:
     """``(repo, tag)`` of an image reference, as the node pulls it.
 
     Glance images get an empty tag. Otherwise the tag defaults to ``latest``, the digest is

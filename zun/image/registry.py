@@ -42,8 +42,14 @@ def base_url(registry: str) -> str:
 class RegistryClient:
     """A small read-only client of one v2 registry."""
 
-    def __init__(self, registry: str, username: str | None = None, password: str | None = None,
-                 timeout: float = DEFAULT_TIMEOUT, verify: bool | str = True) -> None:
+    def __init__(
+        self,
+        registry: str,
+        username: str | None = None,
+        password: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        verify: bool | str = True,
+    ) -> None:
         self.base = base_url(registry)
         self.domain = urlsplit(self.base).netloc
         self._basic = (username, password) if username else None
@@ -56,39 +62,51 @@ class RegistryClient:
         params = dict(_CHALLENGE_PARAM.findall(challenge))
         realm = params.pop("realm", None)
         if not realm:
-            raise exception.ZunException(message=f"Registry {self.domain} sent an unusable "
-                                                 "authentication challenge.")
+            raise exception.ZunException(
+                message=f"Registry {self.domain} sent an unusable authentication challenge."
+            )
         key = f"{realm} {params.get('scope', '')}"
         if key not in self._tokens:
-            response = self._session.get(realm, params=params, auth=self._basic,
-                                         timeout=self._timeout, verify=self._verify)
+            response = self._session.get(
+                realm, params=params, auth=self._basic, timeout=self._timeout, verify=self._verify
+            )
             if response.status_code in (401, 403):
                 raise exception.NotAuthorized(
-                    message=f"Registry {self.domain} refused the credentials.")
+                    message=f"Registry {self.domain} refused the credentials."
+                )
             response.raise_for_status()
             body = response.json()
             self._tokens[key] = body.get("token") or body.get("access_token") or ""
         return self._tokens[key]
 
     def get(self, path_or_url: str, params: dict[str, Any] | None = None) -> requests.Response:
-        url = urljoin(self.base + "/", path_or_url.lstrip("/")) if "://" not in path_or_url \
+        url = (
+            urljoin(self.base + "/", path_or_url.lstrip("/"))
+            if "://" not in path_or_url
             else path_or_url
+        )
         try:
-            response = self._session.get(url, params=params, auth=self._basic,
-                                         timeout=self._timeout, verify=self._verify)
+            response = self._session.get(
+                url, params=params, auth=self._basic, timeout=self._timeout, verify=self._verify
+            )
             challenge = response.headers.get("WWW-Authenticate", "")
             if response.status_code == 401 and challenge.lower().startswith("bearer"):
                 token = self._token(challenge)
-                response = self._session.get(url, params=params, timeout=self._timeout,
-                                             verify=self._verify,
-                                             headers={"Authorization": f"Bearer {token}"})
+                response = self._session.get(
+                    url,
+                    params=params,
+                    timeout=self._timeout,
+                    verify=self._verify,
+                    headers={"Authorization": f"Bearer {token}"},
+                )
         except requests.RequestException as exc:
             raise exception.ConnectionFailed(
-                message=f"Registry {self.domain} is unreachable: {type(exc).__name__}") from exc
+                message=f"Registry {self.domain} is unreachable: {type(exc).__name__}"
+            ) from exc
         if response.status_code in (401, 403):
             raise exception.NotAuthorized(
-                message=f"Registry {self.domain} refused the request (HTTP "
-                        f"{response.status_code}).")
+                message=f"Registry {self.domain} refused the request (HTTP {response.status_code})."
+            )
         return response
 
     def catalog(self, page_size: int = 100) -> list[str]:
@@ -117,12 +135,18 @@ class RegistryClient:
     def _check(self, response: requests.Response, what: str) -> None:
         if response.status_code >= 400:
             raise exception.ZunException(
-                message=f"Registry {self.domain} could not {what}: HTTP {response.status_code}")
+                message=f"Registry {self.domain} could not {what}: HTTP {response.status_code}"
+            )
 
 
-def search_image(term: str, registry: str, auth: dict[str, str] | None = None,
-                 exact_match: bool = False, timeout: float = DEFAULT_TIMEOUT,
-                 verify: bool | str = True) -> list[dict[str, Any]]:
+def search_image(
+    term: str,
+    registry: str,
+    auth: dict[str, str] | None = None,
+    exact_match: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+    verify: bool | str = True,
+) -> list[dict[str, Any]]:
     """Repositories of ``registry`` matching ``term`` (substring, or equal with
     ``exact_match``), in Docker Hub's search shape plus their ``tags``::
 
@@ -133,19 +157,33 @@ def search_image(term: str, registry: str, auth: dict[str, str] | None = None,
     ``auth``: ``{"username", "password"}``.
     """
     auth = auth or {}
-    client = RegistryClient(registry, auth.get("username"), auth.get("password"),
-                            timeout=timeout, verify=verify)
+    client = RegistryClient(
+        registry, auth.get("username"), auth.get("password"), timeout=timeout, verify=verify
+    )
     wanted = term
     if wanted.startswith(client.domain + "/"):
-        wanted = wanted[len(client.domain) + 1:]
+        wanted = wanted[len(client.domain) + 1 :]
     wanted = wanted.split("@", 1)[0]
     last = wanted.rsplit("/", 1)[-1]
     if ":" in last:
         wanted = wanted[: len(wanted) - len(last)] + last.split(":", 1)[0]
     names = client.catalog()
     matches = [n for n in names if (n == wanted if exact_match else wanted in n)]
-    LOG.debug("Registry %s: %d of %d repositories match %r", client.domain, len(matches),
-              len(names), wanted)
-    return [{"name": f"{client.domain}/{name}", "description": "", "is_official": False,
-             "is_automated": False, "star_count": 0, "tags": client.tags(name)}
-            for name in matches]
+    LOG.debug(
+        "Registry %s: %d of %d repositories match %r",
+        client.domain,
+        len(matches),
+        len(names),
+        wanted,
+    )
+    return [
+        {
+            "name": f"{client.domain}/{name}",
+            "description": "",
+            "is_official": False,
+            "is_automated": False,
+            "star_count": 0,
+            "tags": client.tags(name),
+        }
+        for name in matches
+    ]

@@ -56,15 +56,24 @@ def split_loaded_ref(ref: str) -> tuple[str | None, str | None]:
 
 
 def _summary(info: dict[str, Any], repo: str, tag: str | None, pulled: bool) -> dict[str, Any]:
-    return {"image_id": info["Id"], "repo": repo, "tag": tag, "size": info.get("Size"),
-            "pulled": pulled}
+    return {
+        "image_id": info["Id"],
+        "repo": repo,
+        "tag": tag,
+        "size": info.get("Size"),
+        "pulled": pulled,
+    }
 
 
-def ensure_present(client: Any, repo: str, tag: str | None = "latest",
-                   pull_policy: str | None = None,
-                   registry_auth: Auth = None,
-                   on_pull: Callable[[], None] | None = None,
-                   present: dict[str, Any] | None = _UNKNOWN) -> dict[str, Any]:
+def ensure_present(
+    client: Any,
+    repo: str,
+    tag: str | None = "latest",
+    pull_policy: str | None = None,
+    registry_auth: Auth = None,
+    on_pull: Callable[[], None] | None = None,
+    present: dict[str, Any] | None = _UNKNOWN,
+) -> dict[str, Any]:
     """Make ``repo:tag`` present on the node as ``pull_policy`` says, and describe it.
 
     ``always`` pulls, ``ifnotpresent`` pulls when absent, ``never`` (and any other value)
@@ -83,7 +92,8 @@ def ensure_present(client: Any, repo: str, tag: str | None = "latest",
         if present is None:
             raise exception.ImageNotFound(
                 message=f"Image {ref} is not present on this node and the image pull "
-                        f"policy '{policy}' does not allow pulling it.")
+                f"policy '{policy}' does not allow pulling it."
+            )
         return _summary(present, repo, tag, pulled=False)
     if on_pull is not None:
         on_pull()
@@ -107,8 +117,9 @@ class ImageService:
     # --- credentials --------------------------------------------------------------------------
 
     @staticmethod
-    def credentials(project_id: str | None, domain: str,
-                    registry: Any = None) -> dict[str, str] | None:
+    def credentials(
+        project_id: str | None, domain: str, registry: Any = None
+    ) -> dict[str, str] | None:
         """docker-py's ``auth_config`` for ``domain`` (see the module's rule); ``registry``:
         the one the container names, if any."""
         if registry is None and domain:
@@ -119,8 +130,11 @@ class ImageService:
                 return None
             # A wrong key raises InvalidEncryptionKey, whose message never holds the secret.
             password = crypt.decrypt(registry.password) if registry.password else None
-            return {"username": registry.username, "password": password or "",
-                    "serveraddress": registry.domain}
+            return {
+                "username": registry.username,
+                "password": password or "",
+                "serveraddress": registry.domain,
+            }
         default = CONF.docker.default_registry
         user = CONF.docker.default_registry_username
         if default and user and domain == default:
@@ -133,10 +147,18 @@ class ImageService:
     def inspect(self, ref: str) -> dict[str, Any] | None:
         return docker_driver.inspect_image(self._client(), ref)
 
-    def pull_for(self, image: str, *, policy: str | None, project_id: str | None,
-                 user_id: str | None, registry: Any = None, driver_name: str | None = None,
-                 on_pull: Callable[[], None] | None = None,
-                 present: dict[str, Any] | None = _UNKNOWN) -> str:
+    def pull_for(
+        self,
+        image: str,
+        *,
+        policy: str | None,
+        project_id: str | None,
+        user_id: str | None,
+        registry: Any = None,
+        driver_name: str | None = None,
+        on_pull: Callable[[], None] | None = None,
+        present: dict[str, Any] | None = _UNKNOWN,
+    ) -> str:
         """Make ``image`` present for a container or capsule as ``policy`` says, record its
         row, and return the engine reference to create from."""
         driver_name = driver_name or CONF.default_image_driver
@@ -145,24 +167,41 @@ class ImageService:
         if driver_name != consts.IMAGE_DRIVER_DOCKER:
             raise exception.OperationNotSupported(
                 message=f"Image driver {driver_name} is not available on host {self.host}; "
-                        "use image_driver docker.")
+                "use image_driver docker."
+            )
         repo, tag = parse_image_name(image, driver_name, registry=registry)
         info = ensure_present(
-            self._client(), repo, tag, policy,
-            lambda: self.credentials(project_id, domain_of(repo), registry), on_pull, present)
+            self._client(),
+            repo,
+            tag,
+            policy,
+            lambda: self.credentials(project_id, domain_of(repo), registry),
+            on_pull,
+            present,
+        )
         self.record(repo, tag, info, project_id, user_id)
         return docker_driver.image_ref(repo, tag)
 
-    def _pull_from_glance(self, image: str, policy: str | None, project_id: str | None,
-                          on_pull: Callable[[], None] | None) -> str:
+    def _pull_from_glance(
+        self,
+        image: str,
+        policy: str | None,
+        project_id: str | None,
+        on_pull: Callable[[], None] | None,
+    ) -> str:
         """Download the Glance image with zun's service credentials, as ``project_id`` may see
         it (the API already found it with the user's token), and ``docker load`` it."""
         if on_pull is not None:
             on_pull()
         directory = CONF.glance.images_directory or str(Path(CONF.state_path) / "images")
-        pulled = glance_driver.pull_image(self._client(), glance_client.for_service(), image,
-                                          directory, effective_policy(policy),
-                                          for_project=project_id)
+        pulled = glance_driver.pull_image(
+            self._client(),
+            glance_client.for_service(),
+            image,
+            directory,
+            effective_policy(policy),
+            for_project=project_id,
+        )
         return pulled["ref"]
 
     def pull_glance_row(self, project_id: str | None, ident: str) -> dict[str, Any]:
@@ -174,26 +213,42 @@ class ImageService:
         None when the archive had no tag (only an image id)."""
         directory = CONF.glance.images_directory or str(Path(CONF.state_path) / "images")
         client = self._client()
-        pulled = glance_driver.pull_image(client, glance_client.for_service(), ident, directory,
-                                          consts.IMAGE_PULL_POLICY_ALWAYS,
-                                          for_project=project_id)
+        pulled = glance_driver.pull_image(
+            client,
+            glance_client.for_service(),
+            ident,
+            directory,
+            consts.IMAGE_PULL_POLICY_ALWAYS,
+            for_project=project_id,
+        )
         info = docker_driver.inspect_image(client, pulled["ref"])
         if info is None:
             raise exception.ImageNotFound(
-                message=f"Image {pulled['ref']} loaded from Glance is absent from the engine.")
+                message=f"Image {pulled['ref']} loaded from Glance is absent from the engine."
+            )
         repo, tag = split_loaded_ref(pulled["ref"])
         return {"image_id": info["Id"], "size": info.get("Size"), "repo": repo, "tag": tag}
 
     def pull_row(self, project_id: str | None, repo: str, tag: str | None) -> dict[str, Any]:
         """An explicit pull (the image endpoint): always from the registry."""
-        return ensure_present(self._client(), repo, tag or "latest",
-                              consts.IMAGE_PULL_POLICY_ALWAYS,
-                              lambda: self.credentials(project_id, domain_of(repo)))
+        return ensure_present(
+            self._client(),
+            repo,
+            tag or "latest",
+            consts.IMAGE_PULL_POLICY_ALWAYS,
+            lambda: self.credentials(project_id, domain_of(repo)),
+        )
 
     # --- the image row ------------------------------------------------------------------------
 
-    def record(self, repo: str, tag: str | None, info: dict[str, Any],
-               project_id: str | None, user_id: str | None) -> None:
+    def record(
+        self,
+        repo: str,
+        tag: str | None,
+        info: dict[str, Any],
+        project_id: str | None,
+        user_id: str | None,
+    ) -> None:
         """Write the node's row of (repo, tag) only when the image behind it changed: a create
         on the hot path usually finds the row already right and writes nothing."""
         key = (repo, tag)
@@ -201,8 +256,15 @@ class ImageService:
             if self._known.get(key) == info["image_id"]:
                 return
         with engine.transaction() as session:
-            node_q.record_image(session, repo=repo, tag=tag, host=self.host,
-                                image_id=info["image_id"], size=info.get("size"),
-                                project_id=project_id, user_id=user_id)
+            node_q.record_image(
+                session,
+                repo=repo,
+                tag=tag,
+                host=self.host,
+                image_id=info["image_id"],
+                size=info.get("size"),
+                project_id=project_id,
+                user_id=user_id,
+            )
         with self._lock:
             self._known[key] = info["image_id"]

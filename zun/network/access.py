@@ -18,8 +18,7 @@ from zun.network import mode
 from zun.network.docker_network import project_network_name
 
 
-def check_joinable(is_admin: bool, project_id: str | None,
-                   names: Iterable[str | None]) -> None:
+def check_joinable(is_admin: bool, project_id: str | None, names: Iterable[str | None]) -> None:
     """Raise 404 ``network-not-found`` for a network ``project_id`` may not join.
 
     With the kuryr driver, Neutron decides: the API resolved the networks with the user's

@@ -42,8 +42,9 @@ def _entry(network_id: str, endpoint_id: str, addr: str, prefix_len: int) -> dic
     }
 
 
-def addresses_from_inspect(container_attrs: Mapping[str, Any],
-                           key_by: str = "name") -> dict[str, list[dict[str, Any]]]:
+def addresses_from_inspect(
+    container_attrs: Mapping[str, Any], key_by: str = "name"
+) -> dict[str, list[dict[str, Any]]]:
     """Build Zun ``addresses`` from ``docker inspect`` output of a container.
 
     A network the container is attached to but that has no address yet (a container that was
@@ -60,17 +61,25 @@ def addresses_from_inspect(container_attrs: Mapping[str, Any],
         endpoint_id = info.get("EndpointID") or ""
         entries: list[dict[str, Any]] = []
         if info.get("IPAddress") and endpoint_id:
-            entries.append(_entry(network_id, endpoint_id, info["IPAddress"],
-                                  info.get("IPPrefixLen") or 32))
+            entries.append(
+                _entry(network_id, endpoint_id, info["IPAddress"], info.get("IPPrefixLen") or 32)
+            )
         if info.get("GlobalIPv6Address") and endpoint_id:
-            entries.append(_entry(network_id, endpoint_id, info["GlobalIPv6Address"],
-                                  info.get("GlobalIPv6PrefixLen") or 128))
+            entries.append(
+                _entry(
+                    network_id,
+                    endpoint_id,
+                    info["GlobalIPv6Address"],
+                    info.get("GlobalIPv6PrefixLen") or 128,
+                )
+            )
         result[key] = entries
     return result
 
 
-def network_list_entries(addresses: Mapping[str, Any] | None,
-                         legacy: bool = False) -> list[dict[str, Any]]:
+def network_list_entries(
+    addresses: Mapping[str, Any] | None, legacy: bool = False
+) -> list[dict[str, Any]]:
     """``GET .../network_list`` entries from stored ``addresses``.
 
     ``legacy=True`` gives the 1.13-1.17 shape (one entry per address); otherwise the 1.18+ shape
@@ -80,15 +89,17 @@ def network_list_entries(addresses: Mapping[str, Any] | None,
     by_port: dict[tuple[str, str], dict[str, Any]] = {}
     for net_id, addrs in (addresses or {}).items():
         for addr in addrs or []:
-            fixed_ip = {"ip_address": addr.get("addr"), "version": addr.get("version"),
-                        "subnet_id": addr.get("subnet_id")}
+            fixed_ip = {
+                "ip_address": addr.get("addr"),
+                "version": addr.get("version"),
+                "subnet_id": addr.get("subnet_id"),
+            }
             if legacy:
                 entries.append({"net_id": net_id, "port_id": addr.get("port"), **fixed_ip})
                 continue
             port_key = (net_id, addr.get("port"))
             if port_key not in by_port:
-                by_port[port_key] = {"net_id": net_id, "port_id": addr.get("port"),
-                                     "fixed_ips": []}
+                by_port[port_key] = {"net_id": net_id, "port_id": addr.get("port"), "fixed_ips": []}
                 entries.append(by_port[port_key])
             by_port[port_key]["fixed_ips"].append(fixed_ip)
     return entries

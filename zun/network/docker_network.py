@@ -58,21 +58,37 @@ PROJECT_NETWORK_PREFIX = "zun-"
 _BRIDGE_OPTIONS = {"com.docker.network.bridge.enable_icc": "true"}
 
 __all__ = [
-    "LABEL_MANAGED", "LABEL_NEUTRON_NET", "LABEL_PROJECT", "LABEL_USER",
-    "SecurityGroupsNotSupported", "addresses_for", "check_security_groups", "connect",
-    "create_network", "delete_network", "disconnect", "ensure_project_network",
-    "ensure_project_network_locked", "list_container_networks", "port_bindings",
-    "project_network_lock", "project_network_name", "published_ports",
-    "remove_project_network_if_unused", "remove_project_network_if_unused_locked",
+    "LABEL_MANAGED",
+    "LABEL_NEUTRON_NET",
+    "LABEL_PROJECT",
+    "LABEL_USER",
+    "SecurityGroupsNotSupported",
+    "addresses_for",
+    "check_security_groups",
+    "connect",
+    "create_network",
+    "delete_network",
+    "disconnect",
+    "ensure_project_network",
+    "ensure_project_network_locked",
+    "list_container_networks",
+    "port_bindings",
+    "project_network_lock",
+    "project_network_name",
+    "published_ports",
+    "remove_project_network_if_unused",
+    "remove_project_network_if_unused_locked",
 ]
 
 
 class SecurityGroupsNotSupported(exception.SecurityGroupCannotBeApplied):
     """Raised when security groups are asked of the embedded (Docker bridge) network driver."""
 
-    message = ("Security groups are not supported by the embedded Docker network driver: "
-               "containers of a project share a bridge isolated from other projects. "
-               "Omit security_groups, or run Zun with Neutron.")
+    message = (
+        "Security groups are not supported by the embedded Docker network driver: "
+        "containers of a project share a bridge isolated from other projects. "
+        "Omit security_groups, or run Zun with Neutron."
+    )
 
 
 def check_security_groups(security_groups: Iterable[str] | None) -> None:
@@ -142,8 +158,9 @@ def _lock_for(client: docker.DockerClient, name: str, shared: bool = False) -> I
 
 
 @contextmanager
-def project_network_lock(client: docker.DockerClient, project_id: str,
-                         shared: bool = False) -> Iterator[None]:
+def project_network_lock(
+    client: docker.DockerClient, project_id: str, shared: bool = False
+) -> Iterator[None]:
     """Hold the project's network lock across ensure + container create.
 
     Without it, :func:`remove_project_network_if_unused` in another thread may remove the
@@ -193,8 +210,12 @@ def _remove_quietly(net: Network) -> None:
         LOG.warning("Could not remove duplicate network %s: %s", net.id, err)
 
 
-def _create_or_adopt(client: docker.DockerClient, name: str, labels: dict[str, str],
-                     ipam: docker.types.IPAMConfig | None = None) -> Network:
+def _create_or_adopt(
+    client: docker.DockerClient,
+    name: str,
+    labels: dict[str, str],
+    ipam: docker.types.IPAMConfig | None = None,
+) -> Network:
     """Create the managed network ``name`` unless one exists; the oldest duplicate wins."""
     existing = _networks_named(client, name)
     if any(not _managed(n) for n in existing):
@@ -202,8 +223,14 @@ def _create_or_adopt(client: docker.DockerClient, name: str, labels: dict[str, s
     if existing:
         return min(existing, key=_created_key)
     try:
-        mine = client.networks.create(name, driver="bridge", check_duplicate=True,
-                                      labels=labels, options=dict(_BRIDGE_OPTIONS), ipam=ipam)
+        mine = client.networks.create(
+            name,
+            driver="bridge",
+            check_duplicate=True,
+            labels=labels,
+            options=dict(_BRIDGE_OPTIONS),
+            ipam=ipam,
+        )
     except docker.errors.APIError as err:
         # Another process won the (non-atomic) duplicate check in the meantime.
         existing = [n for n in _networks_named(client, name) if _managed(n)]
@@ -242,13 +269,14 @@ def _network_in_use(client: docker.DockerClient, net: Network) -> bool:
     # Created-but-never-started containers have no endpoint yet, so the network's own list
     # misses them, and they know the network by name only (empty NetworkID) until started;
     # removing the network would make their start fail.
-    return any(network_removal.container_stays(client, entry["Id"])
-               for ident in (net.name, net.id)
-               for entry in client.api.containers(all=True, filters={"network": ident}))
+    return any(
+        network_removal.container_stays(client, entry["Id"])
+        for ident in (net.name, net.id)
+        for entry in client.api.containers(all=True, filters={"network": ident})
+    )
 
 
-def remove_project_network_if_unused_locked(client: docker.DockerClient,
-                                            project_id: str) -> bool:
+def remove_project_network_if_unused_locked(client: docker.DockerClient, project_id: str) -> bool:
     """:func:`remove_project_network_if_unused` for a holder of :func:`project_network_lock`."""
     removed = False
     for net in _networks_named(client, project_network_name(project_id)):
@@ -302,12 +330,19 @@ def network_name(client: docker.DockerClient, network: str) -> str:
 
 def _attached(container: Any, net: Network) -> bool:
     networks = container.attrs.get("NetworkSettings", {}).get("Networks") or {}
-    return any(name == net.name or (info or {}).get("NetworkID") == net.id
-               for name, info in networks.items())
+    return any(
+        name == net.name or (info or {}).get("NetworkID") == net.id
+        for name, info in networks.items()
+    )
 
 
-def connect(client: docker.DockerClient, container_id: str, network_name: str,
-            ip: str | None = None, aliases: list[str] | None = None) -> None:
+def connect(
+    client: docker.DockerClient,
+    container_id: str,
+    network_name: str,
+    ip: str | None = None,
+    aliases: list[str] | None = None,
+) -> None:
     """Attach a container (running or only created) to a network; no-op if already attached.
 
     ``ip`` asks for a fixed IPv4 address, which Docker allows only on networks created with an
@@ -325,8 +360,9 @@ def connect(client: docker.DockerClient, container_id: str, network_name: str,
         raise _docker_error(err) from err
 
 
-def disconnect(client: docker.DockerClient, container_id: str, network_name: str,
-               force: bool = False) -> None:
+def disconnect(
+    client: docker.DockerClient, container_id: str, network_name: str, force: bool = False
+) -> None:
     """Detach a container from a network. Idempotent: a container or network that is gone, or
     a container that is not attached, is not an error."""
     try:
@@ -352,8 +388,9 @@ def list_container_networks(client: docker.DockerClient, container_id: str) -> l
     return sorted((container.attrs.get("NetworkSettings", {}).get("Networks") or {}).keys())
 
 
-def addresses_for(client: docker.DockerClient, container_id: str,
-                  key_by: str = "name") -> dict[str, list[dict[str, Any]]]:
+def addresses_for(
+    client: docker.DockerClient, container_id: str, key_by: str = "name"
+) -> dict[str, list[dict[str, Any]]]:
     """The container's Zun ``addresses`` (see :mod:`zun.network.addresses` for the mapping).
 
     Read it after the container has started: Docker assigns endpoints and IPs at start.
@@ -370,8 +407,11 @@ def _network_view(net: Network) -> dict[str, Any]:
         "neutron_net_id": labels.get(LABEL_NEUTRON_NET) or net.id,
         "project_id": labels.get(LABEL_PROJECT),
         "user_id": labels.get(LABEL_USER),
-        "subnets": [c.get("Subnet") for c in (net.attrs.get("IPAM") or {}).get("Config") or []
-                    if c.get("Subnet")],
+        "subnets": [
+            c.get("Subnet")
+            for c in (net.attrs.get("IPAM") or {}).get("Config") or []
+            if c.get("Subnet")
+        ],
     }
 
 
@@ -380,9 +420,15 @@ def _managed_with_neutron_id(client: docker.DockerClient, neutron_net_id: str) -
     return [n for n in nets if _managed(n)]
 
 
-def create_network(client: docker.DockerClient, name: str, neutron_net_id: str | None = None,
-                   project_id: str | None = None, user_id: str | None = None,
-                   cidr: str | None = None, gateway: str | None = None) -> dict[str, Any]:
+def create_network(
+    client: docker.DockerClient,
+    name: str,
+    neutron_net_id: str | None = None,
+    project_id: str | None = None,
+    user_id: str | None = None,
+    cidr: str | None = None,
+    gateway: str | None = None,
+) -> dict[str, Any]:
     """Embedded equivalent of ``POST /v1/networks``: a Zun-managed Docker bridge network.
 
     ``neutron_net_id`` is kept as a label and is the network's public identifier (what
@@ -399,14 +445,18 @@ def create_network(client: docker.DockerClient, name: str, neutron_net_id: str |
     if not name:
         raise exception.Invalid(message="A network needs a name or a neutron_net_id.")
     labels = {LABEL_MANAGED: "true"}
-    for key, value in ((LABEL_PROJECT, project_id), (LABEL_USER, user_id),
-                       (LABEL_NEUTRON_NET, neutron_net_id)):
+    for key, value in (
+        (LABEL_PROJECT, project_id),
+        (LABEL_USER, user_id),
+        (LABEL_NEUTRON_NET, neutron_net_id),
+    ):
         if value:
             labels[key] = str(value)
     ipam = None
     if cidr:
         ipam = docker.types.IPAMConfig(
-            pool_configs=[docker.types.IPAMPool(subnet=cidr, gateway=gateway)])
+            pool_configs=[docker.types.IPAMPool(subnet=cidr, gateway=gateway)]
+        )
     with _lock_for(client, name):
         if neutron_net_id:
             existing = _managed_with_neutron_id(client, neutron_net_id)
@@ -414,8 +464,10 @@ def create_network(client: docker.DockerClient, name: str, neutron_net_id: str |
                 return _network_view(min(existing, key=_created_key))
         net = _create_or_adopt(client, name, labels, ipam=ipam)
         net.reload()
-        if neutron_net_id and (net.attrs.get("Labels") or {}).get(LABEL_NEUTRON_NET) \
-                != neutron_net_id:
+        if (
+            neutron_net_id
+            and (net.attrs.get("Labels") or {}).get(LABEL_NEUTRON_NET) != neutron_net_id
+        ):
             raise exception.NetworkAlreadyExists(field="name", value=name)
         return _network_view(net)
 
@@ -441,8 +493,7 @@ def delete_network(client: docker.DockerClient, network_ident: str) -> bool:
     for net in nets:
         with _lock_for(client, net.name):
             try:
-                network_removal.remove(net, network_ident,
-                                       lambda n=net: _network_in_use(client, n))
+                network_removal.remove(net, network_ident, lambda n=net: _network_in_use(client, n))
                 removed = True
             except docker.errors.NotFound:
                 continue

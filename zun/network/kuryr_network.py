@@ -59,16 +59,19 @@ class PortsTaken:
 
 # --- Docker networks --------------------------------------------------------------------------
 
+
 def _subnet_of(subnets: list[dict[str, Any]], version: int) -> dict[str, Any] | None:
     mine = [s for s in subnets if s.get("ip_version") == version]
     if len(mine) > 1:
         raise exception.ZunException(
-            message=f"Multiple Neutron subnets exist with ip version {version}")
+            message=f"Multiple Neutron subnets exist with ip version {version}"
+        )
     return mine[0] if mine else None
 
 
-def docker_network_spec(network: Mapping[str, Any],
-                        subnets: list[dict[str, Any]]) -> dict[str, Any]:
+def docker_network_spec(
+    network: Mapping[str, Any], subnets: list[dict[str, Any]]
+) -> dict[str, Any]:
     """The arguments of ``docker network create`` for a Neutron network, as the original
     made them (name = the Neutron id; kuryr's options; one IPAM pool per subnet)."""
     plugin = mode.plugin_name()
@@ -89,8 +92,13 @@ def docker_network_spec(network: Mapping[str, Any],
         if subnet.get("gateway_ip"):
             pool["Gateway"] = subnet["gateway_ip"]
         pools.append(pool)
-    return {"name": net_id, "driver": plugin, "options": options, "enable_ipv6": v6 is not None,
-            "ipam": {"Driver": plugin, "Options": ipam_options, "Config": pools}}
+    return {
+        "name": net_id,
+        "driver": plugin,
+        "options": options,
+        "enable_ipv6": v6 is not None,
+        "ipam": {"Driver": plugin, "Options": ipam_options, "Config": pools},
+    }
 
 
 def docker_networks_named(client: docker.DockerClient, name: str) -> list[Any]:
@@ -107,11 +115,19 @@ def engine_error(err: docker.errors.APIError) -> exception.ZunException:
 
 # --- ports ------------------------------------------------------------------------------------
 
+
 def addresses_of(port: Mapping[str, Any], preserve: bool) -> list[dict[str, Any]]:
     """Zun's address entries of a Neutron port."""
-    return [{"addr": ip["ip_address"], "version": ipaddress.ip_address(ip["ip_address"]).version,
-             "port": port["id"], "subnet_id": ip["subnet_id"], "preserve_on_delete": preserve}
-            for ip in port.get("fixed_ips") or []]
+    return [
+        {
+            "addr": ip["ip_address"],
+            "version": ipaddress.ip_address(ip["ip_address"]).version,
+            "port": port["id"],
+            "subnet_id": ip["subnet_id"],
+            "preserve_on_delete": preserve,
+        }
+        for ip in port.get("fixed_ips") or []
+    ]
 
 
 def endpoint_of(addresses: Iterable[Mapping[str, Any]]) -> dict[str, str]:
@@ -123,9 +139,14 @@ def endpoint_of(addresses: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     return endpoint
 
 
-def take_port(neutron: NeutronClient, container_uuid: str, project_id: str | None,
-              request: Mapping[str, Any], security_groups: list[str] | None,
-              taken: PortsTaken) -> dict[str, Any]:
+def take_port(
+    neutron: NeutronClient,
+    container_uuid: str,
+    project_id: str | None,
+    request: Mapping[str, Any],
+    security_groups: list[str] | None,
+    taken: PortsTaken,
+) -> dict[str, Any]:
     """The Neutron port of one requested network: the user's (``port``), marked as the
     container's, or a new one. Recorded in ``taken`` before anything else can fail."""
     preserve = bool(request.get("preserve_on_delete"))
@@ -134,8 +155,12 @@ def take_port(neutron: NeutronClient, container_uuid: str, project_id: str | Non
         port = neutron.update_port(str(request["port"]), body)
         taken.ports.append((port["id"], preserve))
         return port
-    body = {"network_id": request["network"], "device_id": container_uuid,
-            "device_owner": DEVICE_OWNER, "admin_state_up": True}
+    body = {
+        "network_id": request["network"],
+        "device_id": container_uuid,
+        "device_owner": DEVICE_OWNER,
+        "admin_state_up": True,
+    }
     if project_id:
         body["project_id"] = project_id
     fixed_ip = request.get("fixed_ip")
@@ -148,16 +173,18 @@ def take_port(neutron: NeutronClient, container_uuid: str, project_id: str | Non
     return port
 
 
-def release_ports(neutron: NeutronClient, ports: Iterable[tuple[str, bool]],
-                  strict: bool = False) -> None:
+def release_ports(
+    neutron: NeutronClient, ports: Iterable[tuple[str, bool]], strict: bool = False
+) -> None:
     """Delete the ports Zun made; hand back (unbind) the ones the user brought. Never raises
     for a port that is gone; other failures are logged and the next port is tried, or
     raised when ``strict`` (a delete that must not forget a port)."""
     for port_id, preserve in ports:
         try:
             if preserve:
-                neutron.update_port(port_id, {"device_id": "", "device_owner": "",
-                                              "binding:host_id": ""})
+                neutron.update_port(
+                    port_id, {"device_id": "", "device_owner": "", "binding:host_id": ""}
+                )
             else:
                 neutron.delete_port(port_id)
         except exception.PortNotFound:
@@ -168,8 +195,9 @@ def release_ports(neutron: NeutronClient, ports: Iterable[tuple[str, bool]],
             LOG.warning("Could not release Neutron port %s", port_id, exc_info=True)
 
 
-def ports_of(addresses: Mapping[str, Any] | None,
-             network: str | None = None) -> list[tuple[str, bool]]:
+def ports_of(
+    addresses: Mapping[str, Any] | None, network: str | None = None
+) -> list[tuple[str, bool]]:
     """(port id, preserve) of stored addresses, of one network or of all."""
     seen: dict[str, bool] = {}
     for net, entries in (addresses or {}).items():
@@ -183,44 +211,66 @@ def ports_of(addresses: Mapping[str, Any] | None,
 
 # --- exposed ports ----------------------------------------------------------------------------
 
+
 def exposed_group_name(container_uuid: str) -> str:
     return f"{EXPOSED_GROUP_PREFIX}{container_uuid}"
 
 
-def expose_ports(neutron: NeutronClient, container_uuid: str, project_id: str | None,
-                 exposed_ports: Mapping[str, Any], taken: PortsTaken) -> str:
+def expose_ports(
+    neutron: NeutronClient,
+    container_uuid: str,
+    project_id: str | None,
+    exposed_ports: Mapping[str, Any],
+    taken: PortsTaken,
+) -> str:
     """The security group opening ``exposed_ports`` (``{"80/tcp": {}}``) to everybody."""
     group = neutron.create_security_group(
-        exposed_group_name(container_uuid), project_id,
-        description=f"Exposed ports of Zun container {container_uuid}")
+        exposed_group_name(container_uuid),
+        project_id,
+        description=f"Exposed ports of Zun container {container_uuid}",
+    )
     taken.exposed_group = group["id"]
     for key in exposed_ports:
         port_text, _, proto = str(key).partition("/")
         for prefix, ethertype in (("0.0.0.0/0", "IPv4"), ("::/0", "IPv6")):
-            neutron.create_security_group_rule({
-                "security_group_id": group["id"], "direction": "ingress",
-                "ethertype": ethertype, "protocol": proto or "tcp",
-                "port_range_min": int(port_text), "port_range_max": int(port_text),
-                "remote_ip_prefix": prefix})
+            neutron.create_security_group_rule(
+                {
+                    "security_group_id": group["id"],
+                    "direction": "ingress",
+                    "ethertype": ethertype,
+                    "protocol": proto or "tcp",
+                    "port_range_min": int(port_text),
+                    "port_range_max": int(port_text),
+                    "remote_ip_prefix": prefix,
+                }
+            )
     return str(group["id"])
 
 
-def remove_exposed_group(neutron: NeutronClient, container_uuid: str,
-                         project_id: str | None, group_id: str | None = None) -> None:
+def remove_exposed_group(
+    neutron: NeutronClient, container_uuid: str, project_id: str | None, group_id: str | None = None
+) -> None:
     """Delete the exposed-ports group of a container (by id, else by its name); never raises."""
     try:
-        ids = [group_id] if group_id else [
-            g["id"] for g in neutron.security_groups(name=exposed_group_name(container_uuid),
-                                                     project_id=project_id)]
+        ids = (
+            [group_id]
+            if group_id
+            else [
+                g["id"]
+                for g in neutron.security_groups(
+                    name=exposed_group_name(container_uuid), project_id=project_id
+                )
+            ]
+        )
         for ident in ids:
             neutron.delete_security_group(ident)
     except Exception:
-        LOG.warning("Could not delete the exposed-ports group of %s", container_uuid,
-                    exc_info=True)
+        LOG.warning("Could not delete the exposed-ports group of %s", container_uuid, exc_info=True)
 
 
-def release(neutron: NeutronClient, container_uuid: str, project_id: str | None,
-            taken: PortsTaken) -> None:
+def release(
+    neutron: NeutronClient, container_uuid: str, project_id: str | None, taken: PortsTaken
+) -> None:
     """Give back what a failed create took (never raises)."""
     release_ports(neutron, taken.ports)
     if taken.exposed_group:

@@ -188,8 +188,7 @@ def remove(client: docker.DockerClient, neutron: NeutronClient | None, net_id: s
             net.reload()
             pools_made = pools_of(net)
             try:
-                network_removal.remove(
-                    net, net_id, lambda n=net: network_removal.has_containers(n))
+                network_removal.remove(net, net_id, lambda n=net: network_removal.has_containers(n))
             except docker.errors.NotFound:
                 continue
             except docker.errors.APIError as err:

@@ -13,6 +13,7 @@ KURYR = "kuryr"
 def kuryr_enabled(conf: object = None) -> bool:
     if conf is None:
         from zun.conf import CONF
+
         conf = CONF
     return bool(conf.network.driver == KURYR)  # type: ignore[attr-defined]
 
@@ -21,5 +22,6 @@ def plugin_name(conf: object = None) -> str:
     """The Docker network (and IPAM) driver name of kuryr-libnetwork, ``[network]/driver_name``."""
     if conf is None:
         from zun.conf import CONF
+
         conf = CONF
     return str(conf.network.driver_name)  # type: ignore[attr-defined]

@@ -44,8 +44,11 @@ def container_stays(client: Any, container_id: str) -> bool:
 def has_containers(net: Any) -> bool:
     """Whether a container that stays holds an endpoint on ``net`` (read afresh)."""
     net.reload()
-    return any(container_stays(net.client, key) for key in (net.attrs.get("Containers") or {})
-               if not key.startswith(RELEASING_PREFIX))
+    return any(
+        container_stays(net.client, key)
+        for key in (net.attrs.get("Containers") or {})
+        if not key.startswith(RELEASING_PREFIX)
+    )
 
 
 def endpoints_active(err: docker.errors.APIError) -> bool:
@@ -57,8 +60,7 @@ def in_use(network: str) -> exception.Conflict:
     return exception.Conflict(message=f"Network {network} is in use by containers.")
 
 
-def remove(net: Any, network: str, used: Callable[[], bool],
-           wait: float = RELEASE_WAIT) -> None:
+def remove(net: Any, network: str, used: Callable[[], bool], wait: float = RELEASE_WAIT) -> None:
     """``net.remove()``, waiting up to ``wait`` seconds for endpoints being released.
 
     ``used()`` says whether a container uses the network (it is asked before each try):
@@ -79,5 +81,6 @@ def remove(net: Any, network: str, used: Callable[[], bool],
             if time.monotonic() >= deadline:
                 raise exception.Conflict(
                     message=f"Network {network} still has endpoints the engine has not "
-                            f"released after {wait:g} seconds; try again.") from err
+                    f"released after {wait:g} seconds; try again."
+                ) from err
         time.sleep(_POLL)

@@ -45,6 +45,7 @@ def is_uuid(value: str) -> bool:
 def _conf(conf: Any) -> Any:
     if conf is None:
         from zun.conf import CONF
+
         return CONF
     return conf
 
@@ -62,7 +63,8 @@ def _auth_url(conf: Any) -> str:
             url = None
     if not url:
         raise exception.NeutronUnavailable(
-            reason="no Keystone address to find Neutron: set [keystone_auth]/auth_url")
+            reason="no Keystone address to find Neutron: set [keystone_auth]/auth_url"
+        )
     return str(url)
 
 
@@ -72,12 +74,16 @@ def for_request(context: Any, conf: Any = None) -> NeutronClient:
     if not getattr(context, "auth_token", None):
         raise exception.Invalid(
             message="Neutron networking needs the user's Keystone token: the request carries "
-                    "none ([api]/auth_strategy = keystone, or an X-Auth-Token header).")
-    auth = v3.Token(auth_url=_auth_url(conf), token=context.auth_token,
-                    project_id=context.project_id)
-    return NeutronClient(ks_loading.load_session_from_conf_options(conf, "keystone_auth",
-                                                                    auth=auth), conf,
-                         as_user=True)
+            "none ([api]/auth_strategy = keystone, or an X-Auth-Token header)."
+        )
+    auth = v3.Token(
+        auth_url=_auth_url(conf), token=context.auth_token, project_id=context.project_id
+    )
+    return NeutronClient(
+        ks_loading.load_session_from_conf_options(conf, "keystone_auth", auth=auth),
+        conf,
+        as_user=True,
+    )
 
 
 def for_service(conf: Any = None) -> NeutronClient:
@@ -89,7 +95,8 @@ def for_service(conf: Any = None) -> NeutronClient:
         sess = ks_loading.load_session_from_conf_options(conf, "keystone_auth", auth=auth)
     except ks_exc.ClientException as exc:
         raise exception.NeutronUnavailable(
-            reason=f"zun's service credentials ([keystone_auth]) are unusable: {exc}") from exc
+            reason=f"zun's service credentials ([keystone_auth]) are unusable: {exc}"
+        ) from exc
     return NeutronClient(sess, conf)
 
 
@@ -105,8 +112,13 @@ def _neutron_words(resp: Any) -> str:
 
 
 class NeutronClient:
-    def __init__(self, session: ks_session.Session, conf: Any = None,
-                 endpoint: str | None = None, as_user: bool = False) -> None:
+    def __init__(
+        self,
+        session: ks_session.Session,
+        conf: Any = None,
+        endpoint: str | None = None,
+        as_user: bool = False,
+    ) -> None:
         self._session = session
         self._conf = conf
         self._endpoint = endpoint.rstrip("/") if endpoint else None
@@ -117,7 +129,8 @@ class NeutronClient:
         if self._as_user:
             return exception.TokenRefused(reason=str(exc))
         return exception.NeutronUnavailable(
-            reason=f"Keystone refused zun's service credentials ([keystone_auth]): {exc}")
+            reason=f"Keystone refused zun's service credentials ([keystone_auth]): {exc}"
+        )
 
     # -- plumbing ------------------------------------------------------------------------------
 
@@ -142,7 +155,8 @@ class NeutronClient:
             if not url:
                 raise exception.NeutronUnavailable(
                     reason="the service catalog has no network endpoint for "
-                           f"{options.get('region_name') or 'any region'}")
+                    f"{options.get('region_name') or 'any region'}"
+                )
             self._endpoint = url.rstrip("/")
         return self._endpoint
 
@@ -153,18 +167,25 @@ class NeutronClient:
             return {}
         return service_catalog.tls_options(self._conf.neutron_client)
 
-    def _call(self, method: str, path: str, not_found: exception.ZunException | None = None,
-              **kwargs: Any) -> Any:
+    def _call(
+        self, method: str, path: str, not_found: exception.ZunException | None = None, **kwargs: Any
+    ) -> Any:
         url = f"{self.endpoint()}/v2.0/{path}"
         try:
-            resp = self._session.request(url, method, raise_exc=False, timeout=TIMEOUT,
-                                         **self._tls(), **kwargs)
+            resp = self._session.request(
+                url, method, raise_exc=False, timeout=TIMEOUT, **self._tls(), **kwargs
+            )
         except ks_exc.SSLError as exc:
             raise exception.NeutronUnavailable(
                 reason="the TLS handshake with Neutron failed (see [neutron_client]/ca_file, "
-                       f"cert_file, key_file, insecure): {exc}") from exc
-        except (ks_exc.ConnectionError, ks_exc.EndpointNotFound, ks_exc.AuthorizationFailure,
-                ks_exc.DiscoveryFailure) as exc:
+                f"cert_file, key_file, insecure): {exc}"
+            ) from exc
+        except (
+            ks_exc.ConnectionError,
+            ks_exc.EndpointNotFound,
+            ks_exc.AuthorizationFailure,
+            ks_exc.DiscoveryFailure,
+        ) as exc:
             raise exception.NeutronUnavailable(reason=str(exc)) from exc
         except ks_exc.Unauthorized as exc:
             raise self._refused(exc) from exc
@@ -204,7 +225,8 @@ class NeutronClient:
         if len(nets) > 1:
             raise exception.Conflict(
                 message=f"Multiple neutron networks exist with name {ident}. "
-                        "Please use the uuid instead.")
+                "Please use the uuid instead."
+            )
         return nets[0]
 
     def subnets(self, network_id: str) -> list[dict[str, Any]]:
@@ -213,8 +235,9 @@ class NeutronClient:
     def available_network(self, project_id: str) -> dict[str, Any]:
         """The project's oldest network of its own, else the oldest shared one (409 if none),
         as the original chose a network for a create without ``nets``."""
-        nets = (self._list("networks", project_id=project_id, shared="false")
-                or self._list("networks", shared="true"))
+        nets = self._list("networks", project_id=project_id, shared="false") or self._list(
+            "networks", shared="true"
+        )
         if not nets:
             raise exception.Conflict(message="There is no neutron network available")
         return sorted(nets, key=lambda n: (n.get("created_at") or "", n["id"]))[0]
@@ -230,13 +253,17 @@ class NeutronClient:
         if len(ports) > 1:
             raise exception.Conflict(
                 message=f"Multiple neutron ports exist with name {ident}. "
-                        "Please use the uuid instead.")
+                "Please use the uuid instead."
+            )
         return ports[0]
 
     def show_port(self, port_id: str) -> dict[str, Any] | None:
         try:
-            return dict(self._call("GET", f"ports/{port_id}",
-                                   not_found=exception.PortNotFound(port=port_id))["port"])
+            return dict(
+                self._call(
+                    "GET", f"ports/{port_id}", not_found=exception.PortNotFound(port=port_id)
+                )["port"]
+            )
         except exception.PortNotFound:
             return None
 
@@ -247,8 +274,14 @@ class NeutronClient:
         return dict(self._call("POST", "ports", json={"port": body})["port"])
 
     def update_port(self, port_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        return dict(self._call("PUT", f"ports/{port_id}", json={"port": body},
-                               not_found=exception.PortNotFound(port=port_id))["port"])
+        return dict(
+            self._call(
+                "PUT",
+                f"ports/{port_id}",
+                json={"port": body},
+                not_found=exception.PortNotFound(port=port_id),
+            )["port"]
+        )
 
     def _delete(self, path: str) -> bool:
         """DELETE ``path``; False when it was gone already."""
@@ -276,14 +309,15 @@ class NeutronClient:
     def check_fixed_ip(self, network_id: str, ip: str) -> None:
         """400 when ``ip`` is in none of the network's subnets, 409 when a port has it."""
         addr = ipaddress.ip_address(ip)
-        subnets = [s for s in self.subnets(network_id)
-                   if addr in ipaddress.ip_network(s["cidr"])]
+        subnets = [s for s in self.subnets(network_id) if addr in ipaddress.ip_network(s["cidr"])]
         if not subnets:
             raise exception.Invalid(
-                message=f"IP address {ip} is not in a subnet of network {network_id}.")
+                message=f"IP address {ip} is not in a subnet of network {network_id}."
+            )
         if self.ports(network_id=network_id, fixed_ips=f"ip_address={ip}"):
             raise exception.Conflict(
-                message=f"IP address {ip} is already allocated in network {network_id}.")
+                message=f"IP address {ip} is already allocated in network {network_id}."
+            )
 
     # -- subnet pools (the per-node IPAM pools of kuryr's Docker networks) --------------------
 
@@ -312,23 +346,29 @@ class NeutronClient:
         if len(found) > 1:
             raise exception.Conflict(
                 message=f"Multiple security group matches found for name {name_or_id}, "
-                        "use an ID to be more specific.")
+                "use an ID to be more specific."
+            )
         return str(found[0]["id"])
 
     def security_groups(self, **filters: Any) -> list[dict[str, Any]]:
         return self._list("security-groups", **filters)
 
-    def create_security_group(self, name: str, project_id: str | None,
-                              description: str = "") -> dict[str, Any]:
+    def create_security_group(
+        self, name: str, project_id: str | None, description: str = ""
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {"name": name, "description": description}
         if project_id:
             body["project_id"] = project_id
-        return dict(self._call("POST", "security-groups",
-                               json={"security_group": body})["security_group"])
+        return dict(
+            self._call("POST", "security-groups", json={"security_group": body})["security_group"]
+        )
 
     def create_security_group_rule(self, body: dict[str, Any]) -> dict[str, Any]:
-        return dict(self._call("POST", "security-group-rules",
-                               json={"security_group_rule": body})["security_group_rule"])
+        return dict(
+            self._call("POST", "security-group-rules", json={"security_group_rule": body})[
+                "security_group_rule"
+            ]
+        )
 
     def delete_security_group(self, group_id: str) -> bool:
         """False when it was gone already."""

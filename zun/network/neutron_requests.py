@@ -19,16 +19,22 @@ from zun.common import exception, policy
 from zun.network.neutron import NeutronClient
 
 
-def _request(network: Mapping[str, Any], port: str = "", fixed_ip: str = "",
-             preserve: bool = False) -> dict[str, Any]:
-    return {"network": network["id"], "port": port, "fixed_ip": fixed_ip,
-            "preserve_on_delete": preserve,
-            "router:external": bool(network.get("router:external")),
-            "shared": bool(network.get("shared"))}
+def _request(
+    network: Mapping[str, Any], port: str = "", fixed_ip: str = "", preserve: bool = False
+) -> dict[str, Any]:
+    return {
+        "network": network["id"],
+        "port": port,
+        "fixed_ip": fixed_ip,
+        "preserve_on_delete": preserve,
+        "router:external": bool(network.get("router:external")),
+        "shared": bool(network.get("shared")),
+    }
 
 
-def build(context: Any, neutron: NeutronClient,
-          nets: Iterable[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
+def build(
+    context: Any, neutron: NeutronClient, nets: Iterable[Mapping[str, Any]] | None
+) -> list[dict[str, Any]]:
     requests: list[dict[str, Any]] = []
     for net in nets or []:
         if net.get("port"):
@@ -38,8 +44,9 @@ def build(context: Any, neutron: NeutronClient,
             requests.append(_request(network, port=port["id"], preserve=True))
         elif net.get("network"):
             network = neutron.get_network(str(net["network"]))
-            fixed_ip = str(net.get("fixed_ip") or net.get("v4-fixed-ip")
-                           or net.get("v6-fixed-ip") or "")
+            fixed_ip = str(
+                net.get("fixed_ip") or net.get("v4-fixed-ip") or net.get("v6-fixed-ip") or ""
+            )
             if fixed_ip:
                 neutron.check_fixed_ip(network["id"], fixed_ip)
             requests.append(_request(network, fixed_ip=fixed_ip))
@@ -52,16 +59,20 @@ def build(context: Any, neutron: NeutronClient,
 def check_external(context: Any, requests: Iterable[Mapping[str, Any]]) -> None:
     """403 for an external network that is not shared, unless policy allows attaching it."""
     for request in requests:
-        if request.get("router:external") and not request.get("shared") \
-                and not policy.authorize(context, "network:attach_external_network",
-                                         fatal=False):
+        if (
+            request.get("router:external")
+            and not request.get("shared")
+            and not policy.authorize(context, "network:attach_external_network", fatal=False)
+        ):
             raise exception.ExternalNetworkAttachForbidden(network_uuid=request["network"])
 
 
-def security_group_ids(context: Any, neutron: NeutronClient,
-                       names: Iterable[str] | None) -> list[str] | None:
+def security_group_ids(
+    context: Any, neutron: NeutronClient, names: Iterable[str] | None
+) -> list[str] | None:
     """Names or ids of the caller's security groups as ids (400 unknown, 409 ambiguous)."""
     if names is None:
         return None
-    return list(dict.fromkeys(neutron.find_security_group(str(name), context.project_id)
-                              for name in names))
+    return list(
+        dict.fromkeys(neutron.find_security_group(str(name), context.project_id) for name in names)
+    )

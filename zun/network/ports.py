@@ -30,7 +30,8 @@ def _parse_key(key: str) -> tuple[int, str]:
         port = 0
     if not 1 <= port <= 65535:
         raise exception.InvalidValue(
-            message=f"value {key} is invalid as publish port: must be 1-65535[/tcp|/udp].")
+            message=f"value {key} is invalid as publish port: must be 1-65535[/tcp|/udp]."
+        )
     return port, proto
 
 
@@ -40,8 +41,9 @@ def normalize_exposed_ports(exposed_ports: Mapping[str, Any] | None) -> list[str
     return sorted(keys, key=lambda k: (int(k.split("/")[0]), k))
 
 
-def port_bindings(exposed_ports: Mapping[str, Any] | None,
-                  host_ip: str = "0.0.0.0") -> dict[str, tuple[str, None]]:
+def port_bindings(
+    exposed_ports: Mapping[str, Any] | None, host_ip: str = "0.0.0.0"
+) -> dict[str, tuple[str, None]]:
     """Docker port bindings publishing every exposed port on ``host_ip``, host port ephemeral.
 
     The result fits both ``client.containers.create(ports=...)`` and the low-level
@@ -56,6 +58,7 @@ def published_ports(container_attrs: Mapping[str, Any]) -> dict[str, list[tuple[
     result: dict[str, list[tuple[str, int]]] = {}
     for key, bindings in ports.items():
         if bindings:
-            result[key] = [(b.get("HostIp", ""), int(b["HostPort"])) for b in bindings
-                           if b.get("HostPort")]
+            result[key] = [
+                (b.get("HostIp", ""), int(b["HostPort"])) for b in bindings if b.get("HostPort")
+            ]
     return result

@@ -29,16 +29,17 @@ def host_gone(session: Session, host: str | None) -> bool:
 def host_down(host: str) -> rpc.HostUnreachable:
     """The 503 for a row whose host is down but may come back."""
     return rpc.HostUnreachable(
-        host=host, method="network_delete",
+        host=host,
+        method="network_delete",
         reason="the host is down; its network row is kept until the host is back, or until "
-               "its zun-compute service is deleted (DELETE /v1/services) if it is gone for good")
+        "its zun-compute service is deleted (DELETE /v1/services) if it is gone for good",
+    )
 
 
 def forget(row: models.Network) -> None:
     """Drop a stale row: its host's pools first (a Neutron failure keeps the row, so a later
     delete finds them again), then the row."""
     if mode.kuryr_enabled() and row.neutron_net_id:
-        kuryr_pools.remove_host_pools(neutron_api.for_service(), row.neutron_net_id,
-                                      row.host or "")
+        kuryr_pools.remove_host_pools(neutron_api.for_service(), row.neutron_net_id, row.host or "")
     with engine.transaction() as session:
         queries.delete(session, row.id)

@@ -59,10 +59,15 @@ class ContainerRuntime(Protocol):
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def create(self, container: ContainerRecord, image_ref: str,
-               networking: dict[str, Any] | None = None,
-               binds: list[str] | dict[str, Any] | None = None, mounts: list[Any] | None = None,
-               extra_host_config: dict[str, Any] | None = None) -> str:
+    def create(
+        self,
+        container: ContainerRecord,
+        image_ref: str,
+        networking: dict[str, Any] | None = None,
+        binds: list[str] | dict[str, Any] | None = None,
+        mounts: list[Any] | None = None,
+        extra_host_config: dict[str, Any] | None = None,
+    ) -> str:
         """A new engine container, created and not started, on every network of
         ``networking``; returns its id, also stored in ``container.container_id``. On failure
         nothing is left (a half-connected container is removed)."""
@@ -108,40 +113,54 @@ class ContainerRuntime(Protocol):
 
     # -- I/O and resources -------------------------------------------------------------------
 
-    def logs(self, container: ContainerRecord, stdout: bool = True, stderr: bool = True,
-             timestamps: bool = False, tail: str | int | None = "all",
-             since: Any = None) -> str: ...
+    def logs(
+        self,
+        container: ContainerRecord,
+        stdout: bool = True,
+        stderr: bool = True,
+        timestamps: bool = False,
+        tail: str | int | None = "all",
+        since: Any = None,
+    ) -> str: ...
 
-    def execute(self, container: ContainerRecord, command: list[str] | str,
-                interactive: bool = False) -> dict[str, Any]:
+    def execute(
+        self, container: ContainerRecord, command: list[str] | str, interactive: bool = False
+    ) -> dict[str, Any]:
         """Runs ``command`` to its end (bounded by ``[docker]/execute_timeout``):
         ``{"output", "exit_code"}``."""
 
-    def execute_create(self, container: ContainerRecord, command: list[str] | str,
-                       interactive: bool = False) -> str:
+    def execute_create(
+        self, container: ContainerRecord, command: list[str] | str, interactive: bool = False
+    ) -> str:
         """An exec instance, created and not started (the console proxy starts it)."""
 
-    def execute_resize(self, exec_id: str, height: int | str | None,
-                       width: int | str | None) -> None: ...
+    def execute_resize(
+        self, exec_id: str, height: int | str | None, width: int | str | None
+    ) -> None: ...
 
-    def resize(self, container: ContainerRecord, height: int | str | None,
-               width: int | str | None) -> None: ...
+    def resize(
+        self, container: ContainerRecord, height: int | str | None, width: int | str | None
+    ) -> None: ...
 
     def top(self, container: ContainerRecord, ps_args: str | None = None) -> dict[str, Any]: ...
 
-    def get_archive(self, container: ContainerRecord,
-                    path: str) -> tuple[bytes, dict[str, Any]]: ...
+    def get_archive(
+        self, container: ContainerRecord, path: str
+    ) -> tuple[bytes, dict[str, Any]]: ...
 
     def put_archive(self, container: ContainerRecord, path: str, data: bytes) -> None: ...
 
     def stats(self, container: ContainerRecord) -> dict[str, Any]: ...
 
-    def update(self, container: ContainerRecord, cpu: float | str | None = None,
-               memory: str | int | None = None) -> None:
+    def update(
+        self,
+        container: ContainerRecord,
+        cpu: float | str | None = None,
+        memory: str | int | None = None,
+    ) -> None:
         """The new limits apply to the running container when it returns."""
 
-    def commit(self, container: ContainerRecord, repository: str,
-               tag: str | None = None) -> str:
+    def commit(self, container: ContainerRecord, repository: str, tag: str | None = None) -> str:
         """A new image ``repository[:tag]`` of the container's file system; its id. Never
         replaces an image the engine already has under that name (``Conflict``), and leaves
         no image behind when it fails."""

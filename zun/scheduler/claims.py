@@ -35,8 +35,14 @@ def _reserved(name: str) -> sa.ColumnElement[float]:
     return sa.func.coalesce(getattr(N, name), inventory.reserve(name))
 
 
-def claim(session: Session, hostname: str, cpu: float, memory_mb: int,
-          disk_gb: int = 0, totals: tuple[float, int] | None = None) -> bool:
+def claim(
+    session: Session,
+    hostname: str,
+    cpu: float,
+    memory_mb: int,
+    disk_gb: int = 0,
+    totals: tuple[float, int] | None = None,
+) -> bool:
     """Take ``cpu``/``memory_mb``/``disk_gb`` on ``hostname`` if they fit; True when taken.
 
     Runs in the caller's transaction: the claim is undone if that transaction rolls back.
@@ -54,21 +60,23 @@ def claim(session: Session, hostname: str, cpu: float, memory_mb: int,
         .where(N.cpus >= float(whole_cpu or 0))
         .where(N.mem_total >= int(whole_mem or 0))
         .where(N.cpu_used + cpu <= (N.cpus - _reserved("reserved_host_cpus")) * _ratio("cpu"))
-        .where(N.mem_used + memory_mb
-               <= (N.mem_total - _reserved("reserved_host_memory_mb")) * _ratio("ram"))
+        .where(
+            N.mem_used + memory_mb
+            <= (N.mem_total - _reserved("reserved_host_memory_mb")) * _ratio("ram")
+        )
     )
     if disk_gb > 0:
-        stmt = stmt.where(N.disk_used + disk_gb
-                          <= (N.disk_total - _reserved("reserved_host_disk_mb") / 1024.0)
-                          * _ratio("disk"))
+        stmt = stmt.where(
+            N.disk_used + disk_gb
+            <= (N.disk_total - _reserved("reserved_host_disk_mb") / 1024.0) * _ratio("disk")
+        )
     values = {N.cpu_used: N.cpu_used + cpu, N.mem_used: N.mem_used + memory_mb}
     if disk_gb > 0:
         values[N.disk_used] = N.disk_used + disk_gb
     return session.execute(stmt.values(values)).rowcount == 1
 
 
-def release(session: Session, hostname: str, cpu: float, memory_mb: int,
-            disk_gb: int = 0) -> None:
+def release(session: Session, hostname: str, cpu: float, memory_mb: int, disk_gb: int = 0) -> None:
     """Give back what :func:`claim` took (clamped at zero, so a double release is harmless)."""
     cpu = float(cpu or 0)
     memory_mb = int(memory_mb or 0)
@@ -78,13 +86,13 @@ def release(session: Session, hostname: str, cpu: float, memory_mb: int,
         N.mem_used: sa.case((N.mem_used - memory_mb < 0, 0), else_=N.mem_used - memory_mb),
     }
     if disk_gb > 0:
-        values[N.disk_used] = sa.case((N.disk_used - disk_gb < 0, 0),
-                                      else_=N.disk_used - disk_gb)
+        values[N.disk_used] = sa.case((N.disk_used - disk_gb < 0, 0), else_=N.disk_used - disk_gb)
     session.execute(sa.update(N).where(N.hostname == hostname).values(values))
 
 
-def container_resources(cpu: float | None, memory: str | int | None,
-                        disk: int | None) -> tuple[float, int, int]:
+def container_resources(
+    cpu: float | None, memory: str | int | None, disk: int | None
+) -> tuple[float, int, int]:
     """``(cpu, memory_mb, disk_gb)`` of a container row (memory is stored as a string)."""
     try:
         memory_mb = int(str(memory).rstrip("mM")) if memory not in (None, "") else 0

@@ -93,8 +93,11 @@ def disk_filter(node: NodeState, request: Request) -> bool:
 
 
 def label_filter(node: NodeState, request: Request) -> bool:
-    wanted = {key[len("label:"):]: value for key, value in (request.hints or {}).items()
-              if isinstance(key, str) and key.startswith("label:")}
+    wanted = {
+        key[len("label:") :]: value
+        for key, value in (request.hints or {}).items()
+        if isinstance(key, str) and key.startswith("label:")
+    }
     labels = node.labels or {}
     return all(key in labels and labels[key] == value for key, value in wanted.items())
 
@@ -120,6 +123,7 @@ FILTERS: dict[str, Filter] = {
     "CpuSetFilter": cpuset_filter,
     "PciPassthroughFilter": pci_passthrough_filter,
 }
+
 
 def all_filters() -> list[str]:
     """Every filter name; ``zun.scheduler.filters.all_filters`` in available_filters."""

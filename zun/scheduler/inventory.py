@@ -16,8 +16,11 @@ from typing import Any
 
 from zun.conf import CONF
 
-RATIO_COLUMNS = {"cpu": "cpu_allocation_ratio", "ram": "ram_allocation_ratio",
-                 "disk": "disk_allocation_ratio"}
+RATIO_COLUMNS = {
+    "cpu": "cpu_allocation_ratio",
+    "ram": "ram_allocation_ratio",
+    "disk": "disk_allocation_ratio",
+}
 RESERVE_COLUMNS = ("reserved_host_cpus", "reserved_host_memory_mb", "reserved_host_disk_mb")
 
 

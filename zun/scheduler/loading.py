@@ -78,22 +78,30 @@ def check_config() -> None:
     if driver not in DRIVERS:
         raise SchedulerConfigError(
             f"[scheduler]/driver = {driver!r} is not supported; use one of "
-            f"{', '.join(DRIVERS)}" + (" (fake_scheduler is only for Zun's own unit tests)"
-                                       if driver == "fake_scheduler" else ""))
+            f"{', '.join(DRIVERS)}"
+            + (
+                " (fake_scheduler is only for Zun's own unit tests)"
+                if driver == "fake_scheduler"
+                else ""
+            )
+        )
     paths = list(CONF.scheduler.available_filters or [])
     available, unknown = _available(paths)
     if unknown:
         raise SchedulerConfigError(
             f"[scheduler]/available_filters: cannot load {', '.join(map(repr, unknown))}; "
-            f"use {ALL_FILTERS_PATH!r} or paths ending in one of: {', '.join(_filter_names())}")
+            f"use {ALL_FILTERS_PATH!r} or paths ending in one of: {', '.join(_filter_names())}"
+        )
     enabled = list(CONF.scheduler.enabled_filters or [])
     missing = [name for name in enabled if name not in available]
     if missing:
         raise SchedulerConfigError(
             f"[scheduler]/enabled_filters: unknown or unavailable filter(s) "
-            f"{', '.join(map(repr, missing))}; available: {', '.join(sorted(available))}")
+            f"{', '.join(map(repr, missing))}; available: {', '.join(sorted(available))}"
+        )
     weigher = weighers.weigher_name()
     if weigher not in weighers.WEIGHERS:
         raise SchedulerConfigError(
             f"[scheduler]/weigher = {weigher!r} is not supported; use one of "
-            f"{', '.join(weighers.WEIGHERS)}")
+            f"{', '.join(weighers.WEIGHERS)}"
+        )

@@ -51,14 +51,16 @@ DISABLED_TRAIT = "CUSTOM_ZUN_COMPUTE_STATUS_DISABLED"
 # Bounded retries of a write that lost a generation race to a concurrent writer.
 GENERATION_RETRIES = 4
 DEFAULT_TIMEOUT = 30.0
+
+
 def enabled() -> bool:
     return bool(CONF.scheduler.use_placement)
 
 
 # --- what a container asks for --------------------------------------------------------------
 
-def resources_of(cpu: float | None, memory_mb: int | None, disk_gb: int | None
-                 ) -> dict[str, int]:
+
+def resources_of(cpu: float | None, memory_mb: int | None, disk_gb: int | None) -> dict[str, int]:
     """Placement amounts for a container, as the original computes them: VCPU is the CPU
     count rounded up (at least 1), MEMORY_MB at least 1, DISK_GB only when asked for;
     unset values take ``[DEFAULT]/default_cpu`` and ``default_memory``."""
@@ -78,8 +80,9 @@ def sum_resources(parts: Iterable[Mapping[str, int]]) -> dict[str, int]:
     return total
 
 
-def candidate_query(resources: Mapping[str, int], *, in_tree: str | None = None,
-                    limit: int | None = None) -> str:
+def candidate_query(
+    resources: Mapping[str, int], *, in_tree: str | None = None, limit: int | None = None
+) -> str:
     """The ``GET /allocation_candidates`` query string (the original's, key order
     included: tests/contract/vectors.json ``placement_query``)."""
     params: list[tuple[str, str]] = []
@@ -88,8 +91,9 @@ def candidate_query(resources: Mapping[str, int], *, in_tree: str | None = None,
     if limit is not None:
         params.append(("limit", str(int(limit))))
     params.append(("required", "!" + DISABLED_TRAIT))
-    params.append(("resources", ",".join(f"{rc}:{amount}"
-                                         for rc, amount in sorted(resources.items()))))
+    params.append(
+        ("resources", ",".join(f"{rc}:{amount}" for rc, amount in sorted(resources.items())))
+    )
     return urllib.parse.urlencode(params)
 
 
@@ -105,6 +109,7 @@ def query_limit(hints: Mapping[str, Any] | None, hosts_for_requested: int | None
 
 # --- the client -------------------------------------------------------------------------------
 
+
 def _unavailable(what: str, exc: BaseException | str) -> exception.PlacementUnavailable:
     return exception.PlacementUnavailable(reason=f"{what}: {exc}")
 
@@ -113,12 +118,15 @@ def _session() -> ks_session.Session:
     try:
         auth = ks_loading.load_auth_from_conf_options(CONF, "keystone_auth")
     except Exception as exc:  # noqa: BLE001 - keystoneauth raises several kinds here
-        raise _unavailable("zun's service credentials ([keystone_auth]) are unusable",
-                           exc) from exc
+        raise _unavailable("zun's service credentials ([keystone_auth]) are unusable", exc) from exc
     tls = service_catalog.tls_options(CONF.placement_client)
     if tls:
-        return ks_session.Session(auth=auth, verify=tls.get("verify", True), cert=tls.get("cert"),
-                                  timeout=CONF.keystone_auth.timeout or DEFAULT_TIMEOUT)
+        return ks_session.Session(
+            auth=auth,
+            verify=tls.get("verify", True),
+            cert=tls.get("cert"),
+            timeout=CONF.keystone_auth.timeout or DEFAULT_TIMEOUT,
+        )
     sess = ks_loading.load_session_from_conf_options(CONF, "keystone_auth", auth=auth)
     if sess.timeout is None:
         sess.timeout = DEFAULT_TIMEOUT
@@ -140,8 +148,9 @@ class PlacementClient:
     """Placement's REST API at :data:`MICROVERSION` (keystoneauth adapter, service type
     ``placement``)."""
 
-    def __init__(self, session: ks_session.Session | None = None,
-                 endpoint_override: str | None = None) -> None:
+    def __init__(
+        self, session: ks_session.Session | None = None, endpoint_override: str | None = None
+    ) -> None:
         self._session = session
         self._endpoint_override = endpoint_override
         self._adapter: ks_adapter.Adapter | None = None
@@ -151,11 +160,14 @@ class PlacementClient:
         if self._adapter is None:
             group = CONF.placement_client
             self._adapter = ks_adapter.Adapter(
-                self._session or _session(), service_type="placement",
+                self._session or _session(),
+                service_type="placement",
                 interface=service_catalog.interface(group.endpoint_type),
                 region_name=group.region_name,
                 endpoint_override=self._endpoint_override or group.endpoint_override,
-                default_microversion=MICROVERSION, raise_exc=False)
+                default_microversion=MICROVERSION,
+                raise_exc=False,
+            )
         return self._adapter
 
     def request(self, method: str, path: str, json: Any = None) -> Response:
@@ -175,12 +187,14 @@ class PlacementClient:
             body = None
         return Response(resp.status_code, body)
 
-    def _ok(self, method: str, path: str, json: Any = None,
-            accept: Iterable[int] = (200, 201, 204)) -> Response:
+    def _ok(
+        self, method: str, path: str, json: Any = None, accept: Iterable[int] = (200, 201, 204)
+    ) -> Response:
         resp = self.request(method, path, json)
         if resp.status not in accept:
             raise exception.ZunException(
-                f"Placement refused {method} {path}: {resp.status} {resp.body}")
+                f"Placement refused {method} {path}: {resp.status} {resp.body}"
+            )
         return resp
 
     # --- providers ----------------------------------------------------------------------------
@@ -189,16 +203,20 @@ class PlacementClient:
         resp = self.request("GET", f"/resource_providers/{rp_uuid}")
         if resp.status == 404:
             return None
-        return self._ok("GET", f"/resource_providers/{rp_uuid}").body \
-            if resp.status != 200 else resp.body
+        return (
+            self._ok("GET", f"/resource_providers/{rp_uuid}").body
+            if resp.status != 200
+            else resp.body
+        )
 
     def provider_by_name(self, name: str) -> dict[str, Any] | None:
         query = urllib.parse.urlencode({"name": name})
         found = self._ok("GET", f"/resource_providers?{query}").body["resource_providers"]
         return found[0] if found else None
 
-    def ensure_provider(self, rp_uuid: str, name: str,
-                        other_names: Iterable[str] = ()) -> dict[str, Any]:
+    def ensure_provider(
+        self, rp_uuid: str, name: str, other_names: Iterable[str] = ()
+    ) -> dict[str, Any]:
         """The provider with this UUID, else the one with this name (or one of
         ``other_names``), else a new one: a node already known to Placement is found again."""
         found = self.get_provider(rp_uuid)
@@ -216,8 +234,8 @@ class PlacementClient:
             if found is not None:
                 return found
         raise exception.ZunException(
-            f"Placement refused to create provider {name} ({rp_uuid}): {resp.status} "
-            f"{resp.body}")
+            f"Placement refused to create provider {name} ({rp_uuid}): {resp.status} {resp.body}"
+        )
 
     def delete_provider(self, rp_uuid: str) -> None:
         self._ok("DELETE", f"/resource_providers/{rp_uuid}", accept=(204, 404))
@@ -229,14 +247,20 @@ class PlacementClient:
             current = self._ok("GET", f"/resource_providers/{rp_uuid}/inventories").body
             if current["inventories"] == inventories:
                 return
-            resp = self.request("PUT", f"/resource_providers/{rp_uuid}/inventories", {
-                "resource_provider_generation": current["resource_provider_generation"],
-                "inventories": dict(inventories)})
+            resp = self.request(
+                "PUT",
+                f"/resource_providers/{rp_uuid}/inventories",
+                {
+                    "resource_provider_generation": current["resource_provider_generation"],
+                    "inventories": dict(inventories),
+                },
+            )
             if resp.status == 200:
                 return
             if resp.status != 409 or "placement.concurrent_update" not in resp.error_codes():
                 raise exception.ZunException(
-                    f"Placement refused the inventory of {rp_uuid}: {resp.status} {resp.body}")
+                    f"Placement refused the inventory of {rp_uuid}: {resp.status} {resp.body}"
+                )
         raise exception.ZunException(f"The inventory of {rp_uuid} kept changing under us")
 
     def ensure_trait(self, trait: str) -> None:
@@ -244,8 +268,9 @@ class PlacementClient:
             self._ok("PUT", f"/traits/{trait}", accept=(201, 204))
             self._known_traits.add(trait)
 
-    def set_traits(self, rp_uuid: str, add: Iterable[str] = (),
-                   remove: Iterable[str] = ()) -> set[str]:
+    def set_traits(
+        self, rp_uuid: str, add: Iterable[str] = (), remove: Iterable[str] = ()
+    ) -> set[str]:
         """Add and remove traits, keeping those others set; the provider's traits after."""
         add, remove = set(add), set(remove)
         for trait in add:
@@ -256,14 +281,20 @@ class PlacementClient:
             want = (have | add) - remove
             if want == have:
                 return have
-            resp = self.request("PUT", f"/resource_providers/{rp_uuid}/traits", {
-                "resource_provider_generation": current["resource_provider_generation"],
-                "traits": sorted(want)})
+            resp = self.request(
+                "PUT",
+                f"/resource_providers/{rp_uuid}/traits",
+                {
+                    "resource_provider_generation": current["resource_provider_generation"],
+                    "traits": sorted(want),
+                },
+            )
             if resp.status == 200:
                 return want
             if resp.status != 409:
                 raise exception.ZunException(
-                    f"Placement refused the traits of {rp_uuid}: {resp.status} {resp.body}")
+                    f"Placement refused the traits of {rp_uuid}: {resp.status} {resp.body}"
+                )
         raise exception.ZunException(f"The traits of {rp_uuid} kept changing under us")
 
     # --- candidates -------------------------------------------------------------------------
@@ -274,7 +305,7 @@ class PlacementClient:
         body = self._ok("GET", f"/allocation_candidates?{query}").body
         seen: list[str] = []
         for request in body.get("allocation_requests") or []:
-            for rp_uuid in (request.get("allocations") or {}):
+            for rp_uuid in request.get("allocations") or {}:
                 if rp_uuid not in seen:
                     seen.append(rp_uuid)
         return seen
@@ -289,12 +320,20 @@ class PlacementClient:
     def provider_allocations(self, rp_uuid: str) -> dict[str, dict[str, int]]:
         """``{consumer: resources}`` of every allocation against the provider."""
         body = self._ok("GET", f"/resource_providers/{rp_uuid}/allocations").body
-        return {consumer: dict(item.get("resources") or {})
-                for consumer, item in (body.get("allocations") or {}).items()}
+        return {
+            consumer: dict(item.get("resources") or {})
+            for consumer, item in (body.get("allocations") or {}).items()
+        }
 
-    def put_allocation(self, consumer: str, allocations: Mapping[str, Mapping[str, int]], *,
-                       project_id: str, user_id: str,
-                       expect: Mapping[str, Any] | None = None) -> bool:
+    def put_allocation(
+        self,
+        consumer: str,
+        allocations: Mapping[str, Mapping[str, int]],
+        *,
+        project_id: str,
+        user_id: str,
+        expect: Mapping[str, Any] | None = None,
+    ) -> bool:
         """Set the consumer's allocations to exactly ``allocations`` (``{rp: resources}``);
         False when they do not fit. A lost generation race is retried (bounded).
 
@@ -305,7 +344,8 @@ class PlacementClient:
                 current = self.get_allocations(consumer)
             body = {
                 "allocations": {rp: {"resources": dict(res)} for rp, res in allocations.items()},
-                "project_id": project_id, "user_id": user_id,
+                "project_id": project_id,
+                "user_id": user_id,
                 "consumer_generation": current.get("consumer_generation"),
                 "consumer_type": CONSUMER_TYPE,
             }
@@ -320,9 +360,11 @@ class PlacementClient:
                 LOG.info("Allocation of %s does not fit: %s", consumer, resp.body)
                 return False
             raise exception.ZunException(
-                f"Placement refused the allocation of {consumer}: {resp.status} {resp.body}")
+                f"Placement refused the allocation of {consumer}: {resp.status} {resp.body}"
+            )
         raise exception.Conflict(
-            message=f"The allocation of {consumer} kept changing in Placement; retry.")
+            message=f"The allocation of {consumer} kept changing in Placement; retry."
+        )
 
     def delete_allocation(self, consumer: str) -> None:
         self._ok("DELETE", f"/allocations/{consumer}", accept=(204, 404))
@@ -349,6 +391,7 @@ def reset_client() -> None:
 
 # --- claiming, in a scheduling transaction ------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Consumer:
     """Who an allocation is for: a container's (or capsule's) UUID, project and user, and
@@ -366,16 +409,22 @@ class Consumer:
 NO_ALLOCATIONS: dict[str, Any] = {"allocations": {}, "consumer_generation": None}
 
 
-def consumer_of(uuid: str, project_id: str | None, user_id: str | None,
-                resources: Mapping[str, int], new: bool = False) -> Consumer:
+def consumer_of(
+    uuid: str,
+    project_id: str | None,
+    user_id: str | None,
+    resources: Mapping[str, int],
+    new: bool = False,
+) -> Consumer:
     # Placement wants both ids; a row written without a user (tests, the embedded mode's
     # noauth admin) gets the project's.
     project = project_id or "zun"
     return Consumer(uuid, project, user_id or project, dict(resources), new)
 
 
-def claim_in_transaction(session: Any, consumer: Consumer, rp_uuid: str,
-                         current: Mapping[str, Any] | None = None) -> bool:
+def claim_in_transaction(
+    session: Any, consumer: Consumer, rp_uuid: str, current: Mapping[str, Any] | None = None
+) -> bool:
     """Set the consumer's allocation to ``rp_uuid`` (replacing any it had elsewhere, which
     is how a move gives the old host's back); False when it does not fit there.
 
@@ -384,9 +433,13 @@ def claim_in_transaction(session: Any, consumer: Consumer, rp_uuid: str,
     either way."""
     api = client()
     before = dict(current) if current is not None else api.get_allocations(consumer.uuid)
-    if not api.put_allocation(consumer.uuid, {rp_uuid: consumer.resources},
-                              project_id=consumer.project_id, user_id=consumer.user_id,
-                              expect=before):
+    if not api.put_allocation(
+        consumer.uuid,
+        {rp_uuid: consumer.resources},
+        project_id=consumer.project_id,
+        user_id=consumer.user_id,
+        expect=before,
+    ):
         return False
     from sqlalchemy import event
 
@@ -410,15 +463,21 @@ def _restore(consumer: Consumer, previous: Mapping[str, Any]) -> None:
             client().delete_allocation(consumer.uuid)
             return
         client().put_allocation(
-            consumer.uuid, {rp: dict(item.get("resources") or {})
-                            for rp, item in previous.items()},
-            project_id=consumer.project_id, user_id=consumer.user_id)
+            consumer.uuid,
+            {rp: dict(item.get("resources") or {}) for rp, item in previous.items()},
+            project_id=consumer.project_id,
+            user_id=consumer.user_id,
+        )
     except Exception as exc:  # noqa: BLE001 - healed by the nodes' reconciliation
-        LOG.warning("Could not put back the Placement allocation of %s after a rollback: %s",
-                    consumer.uuid, exc)
+        LOG.warning(
+            "Could not put back the Placement allocation of %s after a rollback: %s",
+            consumer.uuid,
+            exc,
+        )
 
 
 # --- releasing, from anywhere ---------------------------------------------------------------
+
 
 def release(consumer: str) -> None:
     """Delete the consumer's allocation now; a failure is logged, never raised: the node's
@@ -428,8 +487,11 @@ def release(consumer: str) -> None:
     try:
         client().delete_allocation(consumer)
     except Exception as exc:  # noqa: BLE001 - healed by the reconciliation
-        LOG.warning("Could not delete the Placement allocation of %s (the node's "
-                    "reconciliation will): %s", consumer, exc)
+        LOG.warning(
+            "Could not delete the Placement allocation of %s (the node's reconciliation will): %s",
+            consumer,
+            exc,
+        )
 
 
 def release_after_commit(session: Any, consumer: str) -> None:

@@ -40,23 +40,32 @@ NO_VALID_HOST_REASON = "There are not enough hosts available."
 
 
 def _nodes(session: Session, requested_host: str | None) -> list[NodeState]:
-    return [node for node in compute_nodes.list_node_states(session)
-            if not requested_host or node.hostname == requested_host]
+    return [
+        node
+        for node in compute_nodes.list_node_states(session)
+        if not requested_host or node.hostname == requested_host
+    ]
 
 
-def _filtered(session: Session, request: filters.Request,
-              requested_host: str | None) -> list[NodeState]:
+def _filtered(
+    session: Session, request: filters.Request, requested_host: str | None
+) -> list[NodeState]:
     active = filters.enabled_filters()
-    return [node for node in _nodes(session, requested_host)
-            if all(f(node, request) for f in active)]
+    return [
+        node for node in _nodes(session, requested_host) if all(f(node, request) for f in active)
+    ]
 
 
-def ordered_nodes(session: Session, request: filters.Request,
-                  requested_host: str | None = None) -> list[NodeState]:
+def ordered_nodes(
+    session: Session, request: filters.Request, requested_host: str | None = None
+) -> list[NodeState]:
     """The candidate nodes in the order claims will be tried, per the configured driver."""
     if loading.driver_name() == "chance_scheduler":
-        nodes = [node for node in _nodes(session, requested_host)
-                 if filters.compute_filter(node, request)]
+        nodes = [
+            node
+            for node in _nodes(session, requested_host)
+            if filters.compute_filter(node, request)
+        ]
         random.shuffle(nodes)
         return nodes
     nodes = _filtered(session, request, requested_host)
@@ -67,19 +76,28 @@ def ordered_nodes(session: Session, request: filters.Request,
     return weighers.weigh(nodes, request, loads)
 
 
-def candidates(session: Session, request: filters.Request,
-               requested_host: str | None = None,
-               exclude: Collection[str] = ()) -> list[str]:
+def candidates(
+    session: Session,
+    request: filters.Request,
+    requested_host: str | None = None,
+    exclude: Collection[str] = (),
+) -> list[str]:
     """Hostnames of :func:`ordered_nodes`, without ``exclude`` (hosts a moved create
     already failed on)."""
-    return [node.hostname for node in ordered_nodes(session, request, requested_host)
-            if node.hostname not in exclude]
+    return [
+        node.hostname
+        for node in ordered_nodes(session, request, requested_host)
+        if node.hostname not in exclude
+    ]
 
 
-def select_and_claim(session: Session, request: filters.Request,
-                     requested_host: str | None = None,
-                     exclude: Collection[str] = (),
-                     consumer: placement.Consumer | None = None) -> str:
+def select_and_claim(
+    session: Session,
+    request: filters.Request,
+    requested_host: str | None = None,
+    exclude: Collection[str] = (),
+    consumer: placement.Consumer | None = None,
+) -> str:
     """Claim the request's resources on the best suitable host and return its name.
 
     The claims run in ``session``'s transaction (the Placement allocation, when used, is
@@ -91,8 +109,13 @@ def select_and_claim(session: Session, request: filters.Request,
     for host in candidates(session, request, requested_host, exclude):
         if claims.claim(session, host, request.cpu, request.memory_mb, request.disk_gb):
             return host
-        LOG.debug("Host %s has no room for cpu=%s memory=%s disk=%s", host, request.cpu,
-                  request.memory_mb, request.disk_gb)
+        LOG.debug(
+            "Host %s has no room for cpu=%s memory=%s disk=%s",
+            host,
+            request.cpu,
+            request.memory_mb,
+            request.disk_gb,
+        )
     raise exception.NoValidHost(reason=NO_VALID_HOST_REASON)
 
 
@@ -105,15 +128,21 @@ def provider_uuids(session: Session, hosts: Collection[str] | None = None) -> di
     return {hostname: rp for hostname, rp in session.execute(stmt) if rp}
 
 
-def _select_with_placement(session: Session, request: filters.Request,
-                           requested_host: str | None, exclude: Collection[str],
-                           consumer: placement.Consumer) -> str:
+def _select_with_placement(
+    session: Session,
+    request: filters.Request,
+    requested_host: str | None,
+    exclude: Collection[str],
+    consumer: placement.Consumer,
+) -> str:
     hosts = candidates(session, request, requested_host, exclude)
     rps = provider_uuids(session, hosts if not requested_host else [requested_host])
     in_tree = rps.get(requested_host) if requested_host else None
     query = placement.candidate_query(
-        consumer.resources, in_tree=in_tree,
-        limit=placement.query_limit(request.hints, 1 if requested_host else None))
+        consumer.resources,
+        in_tree=in_tree,
+        limit=placement.query_limit(request.hints, 1 if requested_host else None),
+    )
     api = placement.client()
     offered = set(api.allocation_candidates(query))
     current: dict | None = dict(placement.NO_ALLOCATIONS) if consumer.new else None

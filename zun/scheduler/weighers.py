@@ -39,8 +39,10 @@ class Load:
 def allocated_share(node: NodeState, request: Request) -> float:
     cap = inventory.of(node)
     shares = []
-    for used, asked, capacity in ((node.cpu_used, request.cpu, cap.cpu_capacity),
-                                  (node.mem_used, request.memory_mb, cap.mem_capacity)):
+    for used, asked, capacity in (
+        (node.cpu_used, request.cpu, cap.cpu_capacity),
+        (node.mem_used, request.memory_mb, cap.mem_capacity),
+    ):
         # A node with no sellable capacity is full whatever it holds.
         shares.append((used + (asked or 0)) / capacity if capacity > 0 else 1.0)
     return sum(shares) / len(shares)
@@ -49,22 +51,24 @@ def allocated_share(node: NodeState, request: Request) -> float:
 Weigher = Callable[[list[NodeState], Request, Mapping[str, Load]], list[NodeState]]
 
 
-def spread(nodes: list[NodeState], request: Request,
-           loads: Mapping[str, Load]) -> list[NodeState]:
+def spread(nodes: list[NodeState], request: Request, loads: Mapping[str, Load]) -> list[NodeState]:
     # Exact ties go to a random node, not the first by name: a burst of creates handled
     # at once by several API workers (all seeing the same counts) then spreads too.
     tie = {node.hostname: random.random() for node in nodes}
 
     def key(node: NodeState) -> tuple[float, int, int, float]:
         load = loads.get(node.hostname, Load())
-        return (round(allocated_share(node, request), 9), load.project, load.total,
-                tie[node.hostname])
+        return (
+            round(allocated_share(node, request), 9),
+            load.project,
+            load.total,
+            tie[node.hostname],
+        )
 
     return sorted(nodes, key=key)
 
 
-def binpack(nodes: list[NodeState], request: Request,
-            loads: Mapping[str, Load]) -> list[NodeState]:
+def binpack(nodes: list[NodeState], request: Request, loads: Mapping[str, Load]) -> list[NodeState]:
     def key(node: NodeState) -> tuple[float, int, str]:
         load = loads.get(node.hostname, Load())
         return (-round(allocated_share(node, request), 9), -load.total, node.hostname)
@@ -79,6 +83,5 @@ def weigher_name() -> str:
     return str(CONF.scheduler.weigher)
 
 
-def weigh(nodes: list[NodeState], request: Request,
-          loads: Mapping[str, Load]) -> list[NodeState]:
+def weigh(nodes: list[NodeState], request: Request, loads: Mapping[str, Load]) -> list[NodeState]:
     return WEIGHERS.get(weigher_name(), spread)(nodes, request, loads)

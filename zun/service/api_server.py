@@ -148,8 +148,15 @@ class _Wake(file_dispatcher):
 class ApiServer:
     name = "zun-api"
 
-    def __init__(self, app: Callable[..., Any], host: str, port: int, threads: int = 8,
-                 sock: socket.socket | None = None, seat: Seat | None = None) -> None:
+    def __init__(
+        self,
+        app: Callable[..., Any],
+        host: str,
+        port: int,
+        threads: int = 8,
+        sock: socket.socket | None = None,
+        seat: Seat | None = None,
+    ) -> None:
         self.app = app
         self.seat = seat
         self.host = host
@@ -164,21 +171,27 @@ class ApiServer:
         sys.setswitchinterval(GIL_SWITCH_INTERVAL)
         sock = self.sock if self.sock is not None else bind_socket(self.host, self.port)
         adj = Adjustments(
-            sockets=[sock], threads=self.threads, ident="zun-api",
+            sockets=[sock],
+            threads=self.threads,
+            ident="zun-api",
             clear_untrusted_proxy_headers=True,
-            channel_timeout=IDLE_TIMEOUT, cleanup_interval=CLEANUP_INTERVAL,
-            connection_limit=connection_limit(), backlog=BACKLOG,
+            channel_timeout=IDLE_TIMEOUT,
+            cleanup_interval=CLEANUP_INTERVAL,
+            connection_limit=connection_limit(),
+            backlog=BACKLOG,
             # select() cannot watch descriptors past 1024; poll() can.
             asyncore_use_poll=True,
             # Keep large list pages in memory: spooling past 1 MiB to a file costs more
             # than the page itself takes to build.
-            outbuf_overflow=16 * 1024 * 1024)
+            outbuf_overflow=16 * 1024 * 1024,
+        )
         if self.seat is not None:
             # Set after parsing: Adjustments casts its loop timeout to an int.
             adj.asyncore_loop_timeout = LOOP_TIMEOUT
         sockinfo = (sock.family, sock.type, sock.proto, sock.getsockname())
-        self._server = _Server(self.app, map={}, _sock=sock, adj=adj, bind_socket=False,
-                               sockinfo=sockinfo)
+        self._server = _Server(
+            self.app, map={}, _sock=sock, adj=adj, bind_socket=False, sockinfo=sockinfo
+        )
         self._server.seat = self.seat
         self._wake = None if self.seat is None else _Wake(self.seat, self._server._map)
         self.port = int(self._server.effective_port)

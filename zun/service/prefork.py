@@ -80,8 +80,9 @@ def run_workers(workers: int, child_main: Callable[[int], int]) -> int:
     try:
         for slot in range(workers):
             children[_spawn(child_main, slot)] = (time.monotonic(), slot)
-        LOG.info("Started %d API worker processes: %s", workers,
-                 ", ".join(str(pid) for pid in children))
+        LOG.info(
+            "Started %d API worker processes: %s", workers, ", ".join(str(pid) for pid in children)
+        )
         while not stop.wait(_POLL):
             code = _reap(children, child_main)
             if code:

@@ -24,8 +24,11 @@ class Component(Protocol):
     def stop(self) -> None: ...
 
 
-def run(components: Sequence[Component], on_exit: Callable[[], None] | None = None,
-        ready: Callable[[], None] | None = None) -> int:
+def run(
+    components: Sequence[Component],
+    on_exit: Callable[[], None] | None = None,
+    ready: Callable[[], None] | None = None,
+) -> int:
     """Run until a signal arrives; return the process exit code."""
     stop_requested = threading.Event()
 
@@ -60,8 +63,11 @@ def run(components: Sequence[Component], on_exit: Callable[[], None] | None = No
             on_exit()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    leftovers = [t.name for t in threading.enumerate()
-                 if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    leftovers = [
+        t.name
+        for t in threading.enumerate()
+        if t is not threading.main_thread() and not t.daemon and t.is_alive()
+    ]
     if leftovers:
         LOG.warning("Threads still alive at exit: %s", ", ".join(leftovers))
     LOG.info("Stopped")

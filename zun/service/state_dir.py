@@ -36,15 +36,20 @@ KEY_ALPHABET = string.ascii_letters + string.digits
 KEY_LENGTH = 32
 
 # Where an option's value came from when the operator chose it (not a default).
-_CONFIGURED = frozenset({cfg.Locations.user, cfg.Locations.command_line,
-                         cfg.Locations.environment, cfg.Locations.set_override})
+_CONFIGURED = frozenset(
+    {
+        cfg.Locations.user,
+        cfg.Locations.command_line,
+        cfg.Locations.environment,
+        cfg.Locations.set_override,
+    }
+)
 
 
 def _narrow(path: Path, mode: int) -> None:
     current = stat.S_IMODE(path.stat().st_mode)
     if current & ~mode:
-        LOG.warning("%s was mode %o, readable by others: narrowing it to %o", path, current,
-                    mode)
+        LOG.warning("%s was mode %o, readable by others: narrowing it to %o", path, current, mode)
         path.chmod(mode)
 
 

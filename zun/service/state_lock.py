@@ -29,7 +29,8 @@ class StateLock:
                 raise StateDirLocked(
                     f"Another zun-all (pid {holder}) is already running on state directory "
                     f"{self.path.parent}; stop it first, or give this one another state "
-                    "directory (--state-dir or [DEFAULT]/state_path).") from None
+                    "directory (--state-dir or [DEFAULT]/state_path)."
+                ) from None
             raise
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())

@@ -57,8 +57,15 @@ _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 
 __all__ = [
-    "LABEL_CONTAINER", "LABEL_MANAGED", "LABEL_SIZE", "VOLUME_PROVIDER", "decode_contents",
-    "docker_mounts_for", "prepare_mounts", "release_container_volumes", "release_mounts",
+    "LABEL_CONTAINER",
+    "LABEL_MANAGED",
+    "LABEL_SIZE",
+    "VOLUME_PROVIDER",
+    "decode_contents",
+    "docker_mounts_for",
+    "prepare_mounts",
+    "release_container_volumes",
+    "release_mounts",
     "volume_name",
 ]
 
@@ -125,9 +132,16 @@ def decode_contents(content: str | None) -> bytes:
         raise exception.Base64Exception() from err
 
 
-def _record(container_uuid: str, destination: str, connection_info: dict[str, Any],
-            auto_remove: bool, contents: str | None, project_id: str | None,
-            user_id: str | None, host: str | None) -> dict[str, Any]:
+def _record(
+    container_uuid: str,
+    destination: str,
+    connection_info: dict[str, Any],
+    auto_remove: bool,
+    contents: str | None,
+    project_id: str | None,
+    user_id: str | None,
+    host: str | None,
+) -> dict[str, Any]:
     return {
         "volume": {
             "uuid": str(uuidlib.uuid4()),
@@ -150,8 +164,13 @@ def _record(container_uuid: str, destination: str, connection_info: dict[str, An
     }
 
 
-def _create_volume(client: docker.DockerClient, container_uuid: str, index: int,
-                   size: int | None, project_id: str | None = None) -> str:
+def _create_volume(
+    client: docker.DockerClient,
+    container_uuid: str,
+    index: int,
+    size: int | None,
+    project_id: str | None = None,
+) -> str:
     name = volume_name(container_uuid, index)
     labels = {LABEL_MANAGED: "true", LABEL_CONTAINER: container_uuid}
     if project_id:
@@ -165,12 +184,14 @@ def _create_volume(client: docker.DockerClient, container_uuid: str, index: int,
     # Docker hands back an existing volume of the same name: only ours may be reused.
     if (vol.attrs.get("Labels") or {}).get(LABEL_CONTAINER) != container_uuid:
         raise exception.VolumeCreateFailed(
-            creation_failed=f"a volume named {name} already exists and is not this container's")
+            creation_failed=f"a volume named {name} already exists and is not this container's"
+        )
     return name
 
 
-def usable_volume(client: docker.DockerClient, name: str, project_id: str | None,
-                  owner_uuid: str) -> str:
+def usable_volume(
+    client: docker.DockerClient, name: str, project_id: str | None, owner_uuid: str
+) -> str:
     """The existing named volume ``name`` if a container or capsule of ``project_id`` (whose
     uuid is ``owner_uuid``) may mount it; the one ownership check of both paths.
 
@@ -195,8 +216,13 @@ def usable_volume(client: docker.DockerClient, name: str, project_id: str | None
     return vol.name
 
 
-def _write_bind_file(state_dir: str | os.PathLike[str], container_uuid: str, index: int,
-                     destination: str, data: bytes) -> str:
+def _write_bind_file(
+    state_dir: str | os.PathLike[str],
+    container_uuid: str,
+    index: int,
+    destination: str,
+    data: bytes,
+) -> str:
     """Write injected content; returns its path relative to ``state_dir``."""
     directory = _container_dir(state_dir, container_uuid)
     # 0700: the content may be a secret; dockerd (root) still binds the file itself.
@@ -225,11 +251,16 @@ def _rmdir_if_empty(directory: Path) -> None:
         pass  # not empty (other injected files) or already gone
 
 
-def prepare_mounts(client: docker.DockerClient, container_uuid: str,
-                   mounts: Sequence[Mapping[str, Any]] | None,
-                   state_dir: str | os.PathLike[str], *, project_id: str | None = None,
-                   user_id: str | None = None,
-                   host: str | None = None) -> tuple[list[Mount], list[dict[str, Any]]]:
+def prepare_mounts(
+    client: docker.DockerClient,
+    container_uuid: str,
+    mounts: Sequence[Mapping[str, Any]] | None,
+    state_dir: str | os.PathLike[str],
+    *,
+    project_id: str | None = None,
+    user_id: str | None = None,
+    host: str | None = None,
+) -> tuple[list[Mount], list[dict[str, Any]]]:
     """Create what ``mounts`` needs; return ``(docker_mounts, records)``.
 
     ``docker_mounts`` go to ``containers.create(mounts=...)``. ``records`` has one dict per
@@ -249,23 +280,34 @@ def prepare_mounts(client: docker.DockerClient, container_uuid: str,
                 data = decode_contents(entry["source"])
                 rel = _write_bind_file(state_dir, container_uuid, index, dest, data)
                 info = {"type": "bind", "path": rel, "read_only": True}
-                records.append(_record(container_uuid, dest, info, True, entry["source"] or "",
-                                       project_id, user_id, host))
-                docker_mounts.append(Mount(dest, str(Path(state_dir) / rel), type="bind",
-                                           read_only=True))
+                records.append(
+                    _record(
+                        container_uuid,
+                        dest,
+                        info,
+                        True,
+                        entry["source"] or "",
+                        project_id,
+                        user_id,
+                        host,
+                    )
+                )
+                docker_mounts.append(
+                    Mount(dest, str(Path(state_dir) / rel), type="bind", read_only=True)
+                )
             elif entry["source"]:
                 name = usable_volume(client, entry["source"], project_id, container_uuid)
                 info = {"type": "volume", "name": name, "read_only": False}
-                records.append(_record(container_uuid, dest, info, False, None,
-                                       project_id, user_id, host))
+                records.append(
+                    _record(container_uuid, dest, info, False, None, project_id, user_id, host)
+                )
                 docker_mounts.append(Mount(dest, name, type="volume"))
             else:
-                name = _create_volume(client, container_uuid, index, entry["size"],
-                                      project_id)
-                info = {"type": "volume", "name": name, "read_only": False,
-                        "size": entry["size"]}
-                records.append(_record(container_uuid, dest, info, True, None,
-                                       project_id, user_id, host))
+                name = _create_volume(client, container_uuid, index, entry["size"], project_id)
+                info = {"type": "volume", "name": name, "read_only": False, "size": entry["size"]}
+                records.append(
+                    _record(container_uuid, dest, info, True, None, project_id, user_id, host)
+                )
                 docker_mounts.append(Mount(dest, name, type="volume"))
     except BaseException:
         try:
@@ -321,8 +363,11 @@ def _remove_file(state_dir: str | os.PathLike[str], rel: str) -> None:
     _rmdir_if_empty(path.parent)
 
 
-def release_mounts(client: docker.DockerClient, records: Iterable[Mapping[str, Any]],
-                   state_dir: str | os.PathLike[str]) -> None:
+def release_mounts(
+    client: docker.DockerClient,
+    records: Iterable[Mapping[str, Any]],
+    state_dir: str | os.PathLike[str],
+) -> None:
     """Remove what Zun created for these records; leave user-named volumes alone.
 
     Accepts the records of :func:`prepare_mounts` or bare ``volume`` rows. Idempotent: a volume
@@ -345,8 +390,9 @@ def release_mounts(client: docker.DockerClient, records: Iterable[Mapping[str, A
         raise exception.VolumeDeleteFailed(deletion_failed="; ".join(failures))
 
 
-def release_container_volumes(client: docker.DockerClient, container_uuid: str,
-                              state_dir: str | os.PathLike[str]) -> None:
+def release_container_volumes(
+    client: docker.DockerClient, container_uuid: str, state_dir: str | os.PathLike[str]
+) -> None:
     """Sweep by label and directory: every volume Zun made for the container and its files.
 
     For when records were lost (e.g. a crash before they were stored). Raises
@@ -365,8 +411,11 @@ def release_container_volumes(client: docker.DockerClient, container_uuid: str,
         raise exception.VolumeDeleteFailed(deletion_failed="; ".join(failures))
 
 
-def docker_mounts_for(client: docker.DockerClient, records: Iterable[Mapping[str, Any]],
-                      state_dir: str | os.PathLike[str]) -> list[Mount]:
+def docker_mounts_for(
+    client: docker.DockerClient,
+    records: Iterable[Mapping[str, Any]],
+    state_dir: str | os.PathLike[str],
+) -> list[Mount]:
     """Docker mounts for stored records, e.g. to rebuild a container or after a node restart.
 
     Each record needs its volume row and ``container_path`` (a :func:`prepare_mounts` record,
@@ -412,13 +461,22 @@ def volume_mount(target: str, name: str, read_only: bool = False) -> Mount:
     return Mount(target, name, type="volume", read_only=read_only)
 
 
-def create_capsule_volume(client: docker.DockerClient, capsule_uuid: str,
-                          project_id: str | None, size: Any, auto_remove: bool) -> str:
+def create_capsule_volume(
+    client: docker.DockerClient,
+    capsule_uuid: str,
+    project_id: str | None,
+    size: Any,
+    auto_remove: bool,
+) -> str:
     """A new local volume for a capsule; ``auto_remove`` makes it go with the capsule (the
     container label is what :func:`release_container_volumes` sweeps)."""
     name = str(uuidlib.uuid4())
-    labels = {LABEL_MANAGED: "true", LABEL_CAPSULE: capsule_uuid,
-              LABEL_PROJECT: project_id or "", LABEL_SIZE: str(size)}
+    labels = {
+        LABEL_MANAGED: "true",
+        LABEL_CAPSULE: capsule_uuid,
+        LABEL_PROJECT: project_id or "",
+        LABEL_SIZE: str(size),
+    }
     if auto_remove:
         labels[LABEL_CONTAINER] = capsule_uuid
     try:
@@ -442,38 +500,54 @@ def remove_capsule_volumes(client: docker.DockerClient, capsule_uuid: str) -> No
         raise exception.DockerError(error_msg=str(err.explanation or err)) from err
 
 
-def prepare_capsule_mounts(client: docker.DockerClient, capsule: Any,
-                           requests: Sequence[Mapping[str, Any]], host: str
-                           ) -> tuple[dict[str, list[Mount]], list[dict[str, Any]]]:
+def prepare_capsule_mounts(
+    client: docker.DockerClient, capsule: Any, requests: Sequence[Mapping[str, Any]], host: str
+) -> tuple[dict[str, list[Mount]], list[dict[str, Any]]]:
     """The mounts of a capsule's volumes by member UUID, and the records to store (one
     ``volume`` and one ``volume_mapping`` row each, as :func:`prepare_mounts` gives)."""
     mounts: dict[str, list[Mount]] = {}
     records: list[dict[str, Any]] = []
     for request in requests:
         if request.get("size"):
-            name = create_capsule_volume(client, capsule.uuid, capsule.project_id,
-                                         request["size"], bool(request.get("auto_remove")))
+            name = create_capsule_volume(
+                client,
+                capsule.uuid,
+                capsule.project_id,
+                request["size"],
+                bool(request.get("auto_remove")),
+            )
         else:
-            name = usable_volume(client, str(request.get("volume_id")), capsule.project_id,
-                                 capsule.uuid)
+            name = usable_volume(
+                client, str(request.get("volume_id")), capsule.project_id, capsule.uuid
+            )
         paths = [m["mount_path"] for m in request.get("mounts") or []]
         for mount in request.get("mounts") or []:
             mounts.setdefault(mount["container_uuid"], []).append(
-                volume_mount(mount["mount_path"], name, bool(mount.get("read_only"))))
+                volume_mount(mount["mount_path"], name, bool(mount.get("read_only")))
+            )
         owned = bool(request.get("size")) and bool(request.get("auto_remove"))
-        records.append({
-            "volume": {
-                "uuid": str(uuidlib.uuid4()), "project_id": capsule.project_id,
-                "user_id": capsule.user_id, "cinder_volume_id": None,
-                "volume_provider": VOLUME_PROVIDER,
-                "connection_info": json.dumps({"type": "volume", "name": name,
-                                               "read_only": False}, sort_keys=True),
-                "host": host, "auto_remove": owned, "contents": None,
-            },
-            "volume_mapping": {
-                "uuid": str(uuidlib.uuid4()), "project_id": capsule.project_id,
-                "user_id": capsule.user_id, "container_uuid": capsule.uuid,
-                "container_path": paths[0] if paths else None,
-            },
-        })
+        records.append(
+            {
+                "volume": {
+                    "uuid": str(uuidlib.uuid4()),
+                    "project_id": capsule.project_id,
+                    "user_id": capsule.user_id,
+                    "cinder_volume_id": None,
+                    "volume_provider": VOLUME_PROVIDER,
+                    "connection_info": json.dumps(
+                        {"type": "volume", "name": name, "read_only": False}, sort_keys=True
+                    ),
+                    "host": host,
+                    "auto_remove": owned,
+                    "contents": None,
+                },
+                "volume_mapping": {
+                    "uuid": str(uuidlib.uuid4()),
+                    "project_id": capsule.project_id,
+                    "user_id": capsule.user_id,
+                    "container_uuid": capsule.uuid,
+                    "container_path": paths[0] if paths else None,
+                },
+            }
+        )
     return mounts, records

@@ -36,8 +36,14 @@ def wait_for(check: Callable[[], Any], timeout: float = 60.0, what: str = "condi
         time.sleep(0.2)
 
 
-def delete_container(client: ApiClient, docker_client: Any, uuid_: str, *,
-                     headers: dict[str, str] | None = None, timeout: float = 60.0) -> None:
+def delete_container(
+    client: ApiClient,
+    docker_client: Any,
+    uuid_: str,
+    *,
+    headers: dict[str, str] | None = None,
+    timeout: float = 60.0,
+) -> None:
     """Force-delete and wait until the API answers 404 and no engine container carries the
     UUID; fails the test when the node does not finish within ``timeout``. ``client`` must be
     an admin of the container's project: a forced delete is admin-only (a member's is a 403),
@@ -51,8 +57,13 @@ def delete_container(client: ApiClient, docker_client: Any, uuid_: str, *,
         assert shown.status in (200, 404), shown
         return shown.status == 404
 
-    wait_deleted(docker_client, f"zun.container.uuid={uuid_}", answers_404,
-                 what=f"container {uuid_}", timeout=timeout)
+    wait_deleted(
+        docker_client,
+        f"zun.container.uuid={uuid_}",
+        answers_404,
+        what=f"container {uuid_}",
+        timeout=timeout,
+    )
 
 
 @pytest.fixture

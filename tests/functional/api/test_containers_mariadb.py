@@ -76,8 +76,10 @@ def _parallel(count: int, fn: Callable[[], int]) -> list[int]:
 def test_create_list_show_delete(client):
     api, _, node = client
     member = api.as_member(PROJECT_A).at("1.40")
-    r = member.post("/v1/containers?run=True", json={"image": "busybox", "name": "web",
-                                                      "memory": 128, "cpu": 0.5})
+    r = member.post(
+        "/v1/containers?run=True",
+        json={"image": "busybox", "name": "web", "memory": 128, "cpu": 0.5},
+    )
     assert r.status == 202 and r.json["status"] == "Creating"
     uuid = r.json["uuid"]
     assert node.wait_for("container_create")[0].kwargs["container_uuid"] == uuid
@@ -112,8 +114,11 @@ def test_concurrent_creates_never_overcommit_a_node(client):
     def create() -> int:
         with lock:
             project = f"project-{next(counter)}"
-        r = api.as_member(project).at("1.40").post(
-            "/v1/containers", json={"image": "busybox", "cpu": 2, "memory": 64})
+        r = (
+            api.as_member(project)
+            .at("1.40")
+            .post("/v1/containers", json={"image": "busybox", "cpu": 2, "memory": 64})
+        )
         with lock:
             statuses.append(r.json.get("status") or f"HTTP {r.status}: {r.body[:300]!r}")
         return r.status

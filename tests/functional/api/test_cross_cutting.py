@@ -39,6 +39,7 @@ def _remote(exc: Exception) -> Exception:
 def _raiser(exc: BaseException):
     def handler(req: ApiRequest) -> webob.Response:
         raise exc
+
     return handler
 
 
@@ -54,11 +55,18 @@ def _create_like(req: ApiRequest) -> webob.Response:
 def _show_registry(req: ApiRequest, ident: str) -> webob.Response:
     """A resource-bound lookup: scoped lookup (404) before the row's policy (403)."""
     with engine.transaction(readonly=True) as session:
-        row = paging.get_by_ident(session, Registry, ident, context=req.context,
-                                  not_found=lambda i: exception.RegistryNotFound(registry=i),
-                                  singular="registry", plural="registries")
-    policy.authorize(req.context, "registry:get_one",
-                     {"project_id": row.project_id, "user_id": row.user_id})
+        row = paging.get_by_ident(
+            session,
+            Registry,
+            ident,
+            context=req.context,
+            not_found=lambda i: exception.RegistryNotFound(registry=i),
+            singular="registry",
+            plural="registries",
+        )
+    policy.authorize(
+        req.context, "registry:get_one", {"project_id": row.project_id, "user_id": row.user_id}
+    )
     return json_reply({"uuid": row.uuid, "project_id": row.project_id})
 
 
@@ -68,20 +76,33 @@ def _poke(req: ApiRequest, ident: str = "") -> webob.Response:
 
 @pytest.fixture
 def app(api_db: str) -> Any:
-    return make_app([
-        extra_route("GET", "/v1/test/boom", _raiser(RuntimeError("secret /etc/zun/zun.conf"))),
-        extra_route("GET", "/v1/test/zun500", _raiser(exception.DockerError(error_msg="secret"))),
-        extra_route("GET", "/v1/test/conflict-remote", _raiser(_remote(exception.Conflict(
-            message="Timeout on executing command: ls")))),
-        extra_route("GET", "/v1/test/invalid-uuid-remote",
-                   _raiser(_remote(exception.InvalidUUID(uuid="x")))),
-        extra_route("GET", "/v1/test/docker-remote",
-                   _raiser(_remote(exception.DockerError(error_msg="secret")))),
-        extra_route("POST", "/v1/test/create", _create_like),
-        extra_route("GET", "/v1/test/registries/{ident}", _show_registry),
-        extra_route("POST", "/v1/test/things/{ident}/poke", _poke),
-        extra_route("GET", "/v1/test/new", _poke, min_version="1.30"),
-    ])
+    return make_app(
+        [
+            extra_route("GET", "/v1/test/boom", _raiser(RuntimeError("secret /etc/zun/zun.conf"))),
+            extra_route(
+                "GET", "/v1/test/zun500", _raiser(exception.DockerError(error_msg="secret"))
+            ),
+            extra_route(
+                "GET",
+                "/v1/test/conflict-remote",
+                _raiser(_remote(exception.Conflict(message="Timeout on executing command: ls"))),
+            ),
+            extra_route(
+                "GET",
+                "/v1/test/invalid-uuid-remote",
+                _raiser(_remote(exception.InvalidUUID(uuid="x"))),
+            ),
+            extra_route(
+                "GET",
+                "/v1/test/docker-remote",
+                _raiser(_remote(exception.DockerError(error_msg="secret"))),
+            ),
+            extra_route("POST", "/v1/test/create", _create_like),
+            extra_route("GET", "/v1/test/registries/{ident}", _show_registry),
+            extra_route("POST", "/v1/test/things/{ident}/poke", _poke),
+            extra_route("GET", "/v1/test/new", _poke, min_version="1.30"),
+        ]
+    )
 
 
 @pytest.fixture
@@ -101,8 +122,9 @@ def _assert_error_shape(reply: Any, status: int, code: str) -> dict[str, Any]:
     return error
 
 
-def test_bare_exception_is_an_obfuscated_500(client: ApiClient,
-                                             caplog: pytest.LogCaptureFixture) -> None:
+def test_bare_exception_is_an_obfuscated_500(
+    client: ApiClient, caplog: pytest.LogCaptureFixture
+) -> None:
     with caplog.at_level(logging.ERROR):
         reply = client.at("1.12").get("/v1/test/boom")
     error = _assert_error_shape(reply, 500, "container.")
@@ -128,8 +150,7 @@ def test_remote_client_error_keeps_status_and_gains_remote(client: ApiClient) ->
 
 def test_remote_code_keeps_the_original_derivation_quirk(client: ApiClient) -> None:
     # "InvalidUUID_Remote": the regex drops "UUID" before "_", as in the original.
-    _assert_error_shape(client.get("/v1/test/invalid-uuid-remote"), 400,
-                        "container.invalid-remote")
+    _assert_error_shape(client.get("/v1/test/invalid-uuid-remote"), 400, "container.invalid-remote")
 
 
 def test_remote_server_error_is_obfuscated(client: ApiClient) -> None:
@@ -140,8 +161,9 @@ def test_remote_server_error_is_obfuscated(client: ApiClient) -> None:
 @pytest.mark.parametrize("content_type", ["text/plain", None, "application/x-www-form-urlencoded"])
 def test_non_json_create_is_415(client: ApiClient, content_type: str | None) -> None:
     # Before the schema (this body is invalid) and before the policy (members are refused).
-    reply = client.as_member("project-a").post("/v1/test/create", body=b"name=x",
-                                               content_type=content_type)
+    reply = client.as_member("project-a").post(
+        "/v1/test/create", body=b"name=x", content_type=content_type
+    )
     error = _assert_error_shape(reply, 415, "container.")
     assert "Unexpected content type" in error["detail"]
     assert reply.headers["OpenStack-API-Version"] == "container 1.1"
@@ -167,8 +189,9 @@ def test_unparsable_or_non_object_body_is_400(client: ApiClient, body: bytes) ->
 def test_version_window_before_content_type(client: ApiClient) -> None:
     reply = client.at("1.29").get("/v1/test/new")
     error = _assert_error_shape(reply, 406, "container.")
-    assert error["detail"] == ("Version 1.29 was requested but the requested API is not "
-                               "supported for this version.")
+    assert error["detail"] == (
+        "Version 1.29 was requested but the requested API is not supported for this version."
+    )
     assert client.at("1.30").get("/v1/test/new").status == 202
 
 
@@ -192,8 +215,10 @@ def test_head_has_no_body(client: ApiClient) -> None:
 
 
 def test_every_answer_has_a_fresh_request_id(client: ApiClient) -> None:
-    ids = {client.get(path).headers["x-openstack-request-id"]
-           for path in ("/", "/v1", "/v1/services", "/v1/nope", "/v1/test/boom")}
+    ids = {
+        client.get(path).headers["x-openstack-request-id"]
+        for path in ("/", "/v1", "/v1/services", "/v1/nope", "/v1/test/boom")
+    }
     assert len(ids) == 5
 
 
@@ -208,8 +233,15 @@ def test_version_headers_on_success_and_errors(client: ApiClient) -> None:
 
 
 def _registry(seed: Seed, project: str, name: str) -> Registry:
-    return seed.row(Registry(uuid=str(uuid.uuid4()), name=name, project_id=project,
-                             user_id=f"user-of-{project}", domain="registry.example"))
+    return seed.row(
+        Registry(
+            uuid=str(uuid.uuid4()),
+            name=name,
+            project_id=project,
+            user_id=f"user-of-{project}",
+            domain="registry.example",
+        )
+    )
 
 
 def test_lookup_is_scoped_to_the_project(client: ApiClient, seed: Seed) -> None:
@@ -226,31 +258,40 @@ def test_lookup_is_scoped_to_the_project(client: ApiClient, seed: Seed) -> None:
     assert error["title"] == f"Registry {mine.uuid} could not be found."
     # Admins reach every project, so for them the name is ambiguous.
     assert client.get(f"/v1/test/registries/{mine.uuid}").json["project_id"] == "project-a"
-    error = _assert_error_shape(client.get("/v1/test/registries/shared-name"), 409,
-                                "container.conflict")
-    assert error["title"] == ("Multiple registries exist with same name. Please use the "
-                              "registry uuid instead.")
+    error = _assert_error_shape(
+        client.get("/v1/test/registries/shared-name"), 409, "container.conflict"
+    )
+    assert error["title"] == (
+        "Multiple registries exist with same name. Please use the registry uuid instead."
+    )
 
 
 def test_lookup_404_comes_before_the_resource_policy(client: ApiClient, seed: Seed) -> None:
     mine = _registry(seed, "project-a", "reg")
     enforcer = policy.get_enforcer()
-    enforcer.set_rules(oslo_policy.Rules.from_dict({"registry:get_one": "!"}),
-                       overwrite=False, use_conf=False)
+    enforcer.set_rules(
+        oslo_policy.Rules.from_dict({"registry:get_one": "!"}), overwrite=False, use_conf=False
+    )
     try:
         a = client.as_member("project-a")
-        _assert_error_shape(a.get("/v1/test/registries/nope"), 404,
-                            "container.registry-not-found")
-        _assert_error_shape(a.get(f"/v1/test/registries/{mine.uuid}"), 403,
-                            "container.policy-not-authorized")
+        _assert_error_shape(a.get("/v1/test/registries/nope"), 404, "container.registry-not-found")
+        _assert_error_shape(
+            a.get(f"/v1/test/registries/{mine.uuid}"), 403, "container.policy-not-authorized"
+        )
     finally:
         policy.reset()
 
 
-@pytest.mark.parametrize(("short", "full"), [
-    ("/containers", "/v1/containers"), ("/containers/", "/v1/containers"),
-    ("/containers.json", "/v1/containers"), ("/services.json", "/v1/services"),
-    ("/v1/services/", "/v1/services")])
+@pytest.mark.parametrize(
+    ("short", "full"),
+    [
+        ("/containers", "/v1/containers"),
+        ("/containers/", "/v1/containers"),
+        ("/containers.json", "/v1/containers"),
+        ("/services.json", "/v1/services"),
+        ("/v1/services/", "/v1/services"),
+    ],
+)
 def test_url_forms_reach_the_same_handler(client: ApiClient, short: str, full: str) -> None:
     a, b = client.at("latest").get(short), client.at("latest").get(full)
     assert a.status == b.status == 200, (a, b)

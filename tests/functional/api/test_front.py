@@ -39,8 +39,9 @@ def test_healthcheck_head_has_no_body(app: Any) -> None:
 def test_healthcheck_disabled_by_file(api_db: str, tmp_path: Any) -> None:
     """oslo.middleware's disable_by_file backend takes a node out of a load balancer."""
     flag = tmp_path / "healthcheck_disable"
-    with config_overrides({"healthcheck": {"backends": ["disable_by_file"],
-                                           "disable_by_file_path": str(flag)}}):
+    with config_overrides(
+        {"healthcheck": {"backends": ["disable_by_file"], "disable_by_file_path": str(flag)}}
+    ):
         app = make_app()
         assert _raw(app, "/healthcheck").status_int == 200
         flag.write_text("")
@@ -51,14 +52,14 @@ def test_healthcheck_disabled_by_file(api_db: str, tmp_path: Any) -> None:
 
 #: Accept headers real clients send; every one must get JSON.
 CLIENT_ACCEPTS = [
-    None,                                       # no header (python urllib, some scripts)
-    "*/*",                                      # curl
-    "application/json",                         # keystoneauth (zunclient, openstack CLI)
+    None,  # no header (python urllib, some scripts)
+    "*/*",  # curl
+    "application/json",  # keystoneauth (zunclient, openstack CLI)
     "application/json, */*",
     "application/json;q=0.9, text/plain;q=0.5",
-    "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",   # a browser
+    "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",  # a browser
     "application/*",
-    "not a valid header ;;",                    # unparsable: treated as absent
+    "not a valid header ;;",  # unparsable: treated as absent
 ]
 
 
@@ -70,8 +71,9 @@ def test_accept_headers_clients_send_get_json(app: Any, accept: str | None) -> N
     assert resp.content_type == "application/json"
 
 
-@pytest.mark.parametrize("accept", ["text/html", "application/xml", "text/plain",
-                                    "application/json;q=0"])
+@pytest.mark.parametrize(
+    "accept", ["text/html", "application/xml", "text/plain", "application/json;q=0"]
+)
 def test_accept_without_json_is_406(api: ApiClient, accept: str) -> None:
     reply = api.get("/v1/containers", headers={"Accept": accept})
     assert reply.status == 406
@@ -84,8 +86,7 @@ def test_options_anywhere_is_200_as_in_zun(app: Any) -> None:
     """The original's CORS middleware answered every OPTIONS with 200, known path or not."""
     for path in ("/v1/containers", "/v1/no-such-thing", "/"):
         assert _raw(app, path, method="OPTIONS").status_int == 200, path
-    assert _raw(app, "/v1/containers", method="OPTIONS").headers["Allow"] == \
-        "GET, OPTIONS, POST"
+    assert _raw(app, "/v1/containers", method="OPTIONS").headers["Allow"] == "GET, OPTIONS, POST"
 
 
 @pytest.fixture
@@ -95,10 +96,16 @@ def cors_app(api_db: str) -> Iterator[Any]:
 
 
 def test_cors_preflight_and_request_headers(cors_app: Any) -> None:
-    resp = _raw(cors_app, "/v1/containers", method="OPTIONS",
-                Origin="https://dashboard.example",
-                **{"Access-Control-Request-Method": "GET",
-                   "Access-Control-Request-Headers": "OpenStack-API-Version"})
+    resp = _raw(
+        cors_app,
+        "/v1/containers",
+        method="OPTIONS",
+        Origin="https://dashboard.example",
+        **{
+            "Access-Control-Request-Method": "GET",
+            "Access-Control-Request-Headers": "OpenStack-API-Version",
+        },
+    )
     assert resp.status_int == 200
     assert resp.headers["Access-Control-Allow-Origin"] == "https://dashboard.example"
     assert "OpenStack-API-Version" in resp.headers["Access-Control-Allow-Headers"]

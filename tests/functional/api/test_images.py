@@ -20,8 +20,9 @@ VIEW_KEYS = ["uuid", "links", "image_id", "repo", "tag", "size", "project_id", "
 
 def _row(image_uuid: str) -> models.Image | None:
     with engine.transaction(readonly=True) as session:
-        return session.scalars(sa.select(models.Image)
-                               .where(models.Image.uuid == image_uuid)).first()
+        return session.scalars(
+            sa.select(models.Image).where(models.Image.uuid == image_uuid)
+        ).first()
 
 
 def _untag(client: docker.DockerClient, ref: str) -> None:
@@ -41,13 +42,17 @@ def open_image(registry: dict[str, str], docker_client: docker.DockerClient) -> 
 
 # --- without an agent: checks made before any message ------------------------------------------
 
+
 def test_policies_are_admin_only_except_search(api: ApiClient, seed: Seed) -> None:
-    seed.row(models.Image(uuid=str(uuid.uuid4()), repo="r", tag="t", host="h",
-                          project_id="project-a"))
+    seed.row(
+        models.Image(uuid=str(uuid.uuid4()), repo="r", tag="t", host="h", project_id="project-a")
+    )
     member = api.as_member("project-a")
-    for r in (member.get("/v1/images"),
-              member.post("/v1/images", json={"repo": "busybox", "host": "node1"}),
-              member.delete(f"/v1/images/{uuid.uuid4()}")):
+    for r in (
+        member.get("/v1/images"),
+        member.post("/v1/images", json={"repo": "busybox", "host": "node1"}),
+        member.delete(f"/v1/images/{uuid.uuid4()}"),
+    ):
         assert r.status == 403 and r.error["code"] == "container.policy-not-authorized", r
 
 
@@ -76,7 +81,7 @@ def test_pull_validation(api: ApiClient, seed: Seed) -> None:
     assert r.status == 415
 
 
-def test_search_without_any_compute_host_is_503(api: ApiClient, bus: None) -> None:  # noqa: F811
+def test_search_without_any_compute_host_is_503(api: ApiClient, bus: None) -> None:
     r = api.as_member("project-a").get("/v1/images/busybox/search")
     assert r.status == 503
     r = api.get("/v1/images/busybox/search?exact_match=maybe")
@@ -85,12 +90,15 @@ def test_search_without_any_compute_host_is_503(api: ApiClient, bus: None) -> No
     assert r.status == 400
 
 
-def test_list_is_scoped_to_the_callers_project_even_for_admins(api: ApiClient,
-                                                                seed: Seed) -> None:
-    mine = seed.row(models.Image(uuid=str(uuid.uuid4()), repo="a", tag="1", host="h",
-                                 project_id="project-admin"))
-    other = seed.row(models.Image(uuid=str(uuid.uuid4()), repo="b", tag="1", host="h",
-                                  project_id="project-b"))
+def test_list_is_scoped_to_the_callers_project_even_for_admins(api: ApiClient, seed: Seed) -> None:
+    mine = seed.row(
+        models.Image(
+            uuid=str(uuid.uuid4()), repo="a", tag="1", host="h", project_id="project-admin"
+        )
+    )
+    other = seed.row(
+        models.Image(uuid=str(uuid.uuid4()), repo="b", tag="1", host="h", project_id="project-b")
+    )
     admin = api.as_admin()
     r = admin.get("/v1/images")
     assert [i["uuid"] for i in r.json["images"]] == [mine.uuid]
@@ -105,18 +113,27 @@ def test_list_is_scoped_to_the_callers_project_even_for_admins(api: ApiClient,
 
 # --- with a real agent --------------------------------------------------------------------------
 
-def test_pull_show_delete_on_the_engine(api: ApiClient, agent: Any,  # noqa: F811
-                                        open_image: str,
-                                        docker_client: docker.DockerClient) -> None:
+
+def test_pull_show_delete_on_the_engine(
+    api: ApiClient,
+    agent: Any,
+    open_image: str,
+    docker_client: docker.DockerClient,
+) -> None:
     admin = api.as_admin()
     r = admin.post("/v1/images", json={"repo": open_image, "host": agent.host})
     assert r.status == 202, r
     image = r.json
     assert r.headers["Location"] == f"http://zun.test:9517/v1/images/{image['uuid']}"
     assert (image["repo"], image["tag"], image["host"]) == (
-        open_image.rsplit(":", 1)[0], "latest", agent.host)
-    row = wait_for(lambda: (_row(image["uuid"]) or models.Image()).image_id and
-                   _row(image["uuid"]), what="the pull")
+        open_image.rsplit(":", 1)[0],
+        "latest",
+        agent.host,
+    )
+    row = wait_for(
+        lambda: (_row(image["uuid"]) or models.Image()).image_id and _row(image["uuid"]),
+        what="the pull",
+    )
     engine_image = docker_client.images.get(open_image)
     assert row.image_id == engine_image.id
     assert int(row.size) > 0
@@ -135,17 +152,24 @@ def test_pull_show_delete_on_the_engine(api: ApiClient, agent: Any,  # noqa: F81
         docker_client.images.get(open_image)
 
 
-def test_failed_pull_removes_its_record(api: ApiClient, agent: Any,  # noqa: F811
-                                        registry: dict[str, str]) -> None:
-    r = api.as_admin().post("/v1/images", json={"repo": f"{registry['url']}/no-such-image",
-                                                "host": agent.host})
+def test_failed_pull_removes_its_record(
+    api: ApiClient,
+    agent: Any,
+    registry: dict[str, str],
+) -> None:
+    r = api.as_admin().post(
+        "/v1/images", json={"repo": f"{registry['url']}/no-such-image", "host": agent.host}
+    )
     assert r.status == 202
     wait_for(lambda: _row(r.json["uuid"]) is None, what="the failed pull's cleanup")
 
 
 def test_private_registry_pull_uses_the_projects_registry(
-        api: ApiClient, agent: Any, private_registry: dict[str, str],  # noqa: F811
-        docker_client: docker.DockerClient) -> None:
+    api: ApiClient,
+    agent: Any,
+    private_registry: dict[str, str],
+    docker_client: docker.DockerClient,
+) -> None:
     admin = api.as_admin()
     ref = private_registry["image"]
     _untag(docker_client, ref)
@@ -154,20 +178,34 @@ def test_private_registry_pull_uses_the_projects_registry(
         r = admin.post("/v1/images", json={"repo": ref, "host": agent.host})
         wait_for(lambda: _row(r.json["uuid"]) is None, what="the refused pull's cleanup")
         # With the project's registry (password stored encrypted), the pull succeeds.
-        assert admin.post("/v1/registries", json={"registry": {
-            "domain": private_registry["url"], "username": private_registry["username"],
-            "password": private_registry["password"]}}).status == 201
+        assert (
+            admin.post(
+                "/v1/registries",
+                json={
+                    "registry": {
+                        "domain": private_registry["url"],
+                        "username": private_registry["username"],
+                        "password": private_registry["password"],
+                    }
+                },
+            ).status
+            == 201
+        )
         r = admin.post("/v1/images", json={"repo": ref, "host": agent.host})
         assert r.status == 202
-        wait_for(lambda: (_row(r.json["uuid"]) or models.Image()).image_id,
-                 what="the authenticated pull")
+        wait_for(
+            lambda: (_row(r.json["uuid"]) or models.Image()).image_id, what="the authenticated pull"
+        )
         assert docker_client.images.get(ref)
     finally:
         _untag(docker_client, ref)
 
 
-def test_search_the_configured_registry(api: ApiClient, agent: Any,  # noqa: F811
-                                        registry: dict[str, str]) -> None:
+def test_search_the_configured_registry(
+    api: ApiClient,
+    agent: Any,
+    registry: dict[str, str],
+) -> None:
     member = api.as_member("project-a")
     r = member.get("/v1/images/busybox/search")
     assert r.status == 400 and "No registry to search" in r.error["detail"]
@@ -191,8 +229,11 @@ def test_search_the_configured_registry(api: ApiClient, agent: Any,  # noqa: F81
         CONF.clear_override("default_registry", group="docker")
 
 
-def test_search_a_registry_named_in_the_image(api: ApiClient, agent: Any,  # noqa: F811
-                                             registry: dict[str, str]) -> None:
+def test_search_a_registry_named_in_the_image(
+    api: ApiClient,
+    agent: Any,
+    registry: dict[str, str],
+) -> None:
     # Clients put the name in the path as it is: the registry's host:port/ adds segments.
     r = api.as_member("project-a").get(f"/v1/images/{registry['url']}/busybox/search")
     assert r.status == 200, r

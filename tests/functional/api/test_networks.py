@@ -24,15 +24,16 @@ def net_id(docker_client: docker.DockerClient) -> Iterator[str]:
     ident = f"zt-net-{uuid.uuid4().hex[:10]}"
     yield ident
     for net in docker_client.networks.list(names=[ident]):
-        for container in (net.attrs.get("Containers") or {}):
+        for container in net.attrs.get("Containers") or {}:
             net.disconnect(container, force=True)
         net.remove()
 
 
 def _rows(ident: str) -> list[models.Network]:
     with engine.transaction(readonly=True) as session:
-        return list(session.scalars(sa.select(models.Network)
-                                    .where(models.Network.neutron_net_id == ident)))
+        return list(
+            session.scalars(sa.select(models.Network).where(models.Network.neutron_net_id == ident))
+        )
 
 
 def test_checks_before_any_message(api: ApiClient, seed: Seed) -> None:
@@ -57,14 +58,17 @@ def test_checks_before_any_message(api: ApiClient, seed: Seed) -> None:
     assert r.status == 404 and r.error["code"] == "container.network-not-found"
 
 
-def test_create_without_a_compute_host_is_503(api: ApiClient, bus: None) -> None:  # noqa: F811
+def test_create_without_a_compute_host_is_503(api: ApiClient, bus: None) -> None:
     r = api.as_admin().post("/v1/networks", json={"name": "n1", "neutron_net_id": "abc"})
     assert r.status == 503
 
 
-def test_create_and_delete_on_the_engine(api: ApiClient, agent: Any,  # noqa: F811
-                                         net_id: str,
-                                         docker_client: docker.DockerClient) -> None:
+def test_create_and_delete_on_the_engine(
+    api: ApiClient,
+    agent: Any,
+    net_id: str,
+    docker_client: docker.DockerClient,
+) -> None:
     admin = api.as_admin()
     r = admin.post("/v1/networks", json={"name": "my-net", "neutron_net_id": net_id})
     assert r.status == 200, r
@@ -72,7 +76,10 @@ def test_create_and_delete_on_the_engine(api: ApiClient, agent: Any,  # noqa: F8
     view = r.json
     assert sorted(view) == sorted(VIEW_KEYS)
     assert (view["name"], view["neutron_net_id"], view["project_id"]) == (
-        "my-net", net_id, "project-admin")
+        "my-net",
+        net_id,
+        "project-admin",
+    )
     net = docker_client.networks.get(view["network_id"])
     assert net.name == net_id
     assert net.attrs["Labels"]["zun.managed"] == "true"
@@ -90,13 +97,16 @@ def test_create_and_delete_on_the_engine(api: ApiClient, agent: Any,  # noqa: F8
     assert r.status == 404
 
 
-def test_network_in_use_is_not_deleted(api: ApiClient, agent: Any,  # noqa: F811
-                                       net_id: str, busybox_image: str,
-                                       docker_client: docker.DockerClient) -> None:
+def test_network_in_use_is_not_deleted(
+    api: ApiClient,
+    agent: Any,
+    net_id: str,
+    busybox_image: str,
+    docker_client: docker.DockerClient,
+) -> None:
     admin = api.as_admin()
     view = admin.post("/v1/networks", json={"name": "busy", "neutron_net_id": net_id}).json
-    container = docker_client.containers.create(busybox_image, ["sleep", "30"],
-                                                network=net_id)
+    container = docker_client.containers.create(busybox_image, ["sleep", "30"], network=net_id)
     try:
         r = admin.at("1.27").delete(f"/v1/networks/{net_id}")
         assert r.status == 409 and r.error["code"] == "container.conflict-remote", r
@@ -108,8 +118,12 @@ def test_network_in_use_is_not_deleted(api: ApiClient, agent: Any,  # noqa: F811
 
 
 def test_a_row_of_a_host_without_compute_service_is_dropped(
-        api: ApiClient, seed: Seed, agent: Any, net_id: str,  # noqa: F811
-        docker_client: docker.DockerClient) -> None:
+    api: ApiClient,
+    seed: Seed,
+    agent: Any,
+    net_id: str,
+    docker_client: docker.DockerClient,
+) -> None:
     """A host whose zun-compute service was deleted never answers: its row is stale and goes
     with the delete; the live host's network goes as usual."""
     admin = api.as_admin()
@@ -126,11 +140,17 @@ def test_a_row_of_a_host_without_compute_service_is_dropped(
         docker_client.networks.get(view["network_id"])
 
 
-@pytest.mark.parametrize("down", [{"seen": 3600}, {"forced_down": True}],
-                         ids=["heartbeat-late", "forced-down"])
+@pytest.mark.parametrize(
+    "down", [{"seen": 3600}, {"forced_down": True}], ids=["heartbeat-late", "forced-down"]
+)
 def test_a_row_of_a_down_host_is_kept_and_named(
-        api: ApiClient, seed: Seed, agent: Any, net_id: str,  # noqa: F811
-        docker_client: docker.DockerClient, down: dict[str, Any]) -> None:
+    api: ApiClient,
+    seed: Seed,
+    agent: Any,
+    net_id: str,
+    docker_client: docker.DockerClient,
+    down: dict[str, Any],
+) -> None:
     """A down host may come back with its Docker network: its row stays, the answer names the
     host (503), the live host's network still goes; once the service is deleted, the row goes."""
     admin = api.as_admin()

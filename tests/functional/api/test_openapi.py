@@ -22,7 +22,8 @@ COMMITTED = Path(__file__).resolve().parents[3] / "docs" / "api" / "openapi.json
 def test_committed_document_is_up_to_date() -> None:
     assert COMMITTED.is_file(), "run: python -m zun.api.openapi -o docs/api/openapi.json"
     assert json.loads(COMMITTED.read_text()) == openapi.build_document(), (
-        "docs/api/openapi.json is stale; run: python -m zun.api.openapi -o docs/api/openapi.json")
+        "docs/api/openapi.json is stale; run: python -m zun.api.openapi -o docs/api/openapi.json"
+    )
 
 
 def test_document_covers_every_route_and_schema() -> None:
@@ -31,14 +32,16 @@ def test_document_covers_every_route_and_schema() -> None:
     for r in routing.registered_routes():
         op = doc["paths"][r.path][r.method.lower()]
         if r.versioned:
-            windows = {(w["min_version"], w["max_version"])
-                       for w in op["x-openstack-microversions"]}
+            windows = {
+                (w["min_version"], w["max_version"]) for w in op["x-openstack-microversions"]
+            }
             assert (str(r.min_version), str(r.max_version)) in windows
     assert set(validation.schema_names()) <= set(doc["components"]["schemas"])
     enable = doc["paths"]["/v1/services/enable"]["put"]
     assert {p["name"] for p in enable["parameters"] if p["in"] == "query"} == {"host", "binary"}
     assert doc["paths"]["/v1/hosts"]["get"]["x-openstack-microversions"] == [
-        {"min_version": "1.4", "max_version": "1.41", "handler": "list_hosts"}]
+        {"min_version": "1.4", "max_version": "1.41", "handler": "list_hosts"}
+    ]
 
 
 def test_served_at_v1_openapi_json(api: ApiClient) -> None:
@@ -63,8 +66,10 @@ FUZZ_EXCLUDE: dict[str, str] = {
 }
 
 FUZZ_SCHEMA = schemathesis.openapi.from_dict(openapi.build_document())
-FUZZ_OPERATIONS = {f"{op.method.upper()} {op.path}": op
-                   for op in (r.ok() for r in FUZZ_SCHEMA.get_all_operations())}
+FUZZ_OPERATIONS = {
+    f"{op.method.upper()} {op.path}": op
+    for op in (r.ok() for r in FUZZ_SCHEMA.get_all_operations())
+}
 
 
 def test_fuzz_exclusions_name_real_operations() -> None:
@@ -77,15 +82,29 @@ def test_no_server_error(api_app: Any, seed: Any, label: str) -> None:
     """Whatever parameters and bodies the schemas allow, the answer is never a 5xx."""
     seed.service(host="node1", availability_zone="az1")
     seed.compute_node("node1", uuid="2b6f1c3e-0000-4000-8000-00000000000a")
-    headers = {"X-User-Id": ADMIN["user"], "X-Project-Id": ADMIN["project"],
-               "X-Roles": ADMIN["roles"], "OpenStack-API-Version": "container latest"}
+    headers = {
+        "X-User-Id": ADMIN["user"],
+        "X-Project-Id": ADMIN["project"],
+        "X-Roles": ADMIN["roles"],
+        "OpenStack-API-Version": "container latest",
+    }
 
-    @settings(max_examples=30, deadline=None, database=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=30,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(case=FUZZ_OPERATIONS[label].as_strategy())
     def search(case: Any) -> None:
         response = case.call(headers=headers, app=api_app)
-        assert response.status_code < 500, (label, case.path_parameters, case.query,
-                                            case.body, response.text[:500])
+        assert response.status_code < 500, (
+            label,
+            case.path_parameters,
+            case.query,
+            case.body,
+            response.text[:500],
+        )
 
     search()

@@ -40,8 +40,17 @@ A_REGISTRY = "aaaa4e91-0000-4000-8000-000000000001"
 B_IMAGE = "bbbb1a9e-0000-4000-8000-000000000001"
 A_IMAGE = "aaaa1a9e-0000-4000-8000-000000000001"
 B_REQUEST = "req-bbbb0000-0000-4000-8000-000000000001"
-B_ADDRESSES = {"zun-project-b": [{"addr": "172.30.0.2", "version": 4, "port": "ep-b",
-                                  "subnet_id": "s-b", "preserve_on_delete": False}]}
+B_ADDRESSES = {
+    "zun-project-b": [
+        {
+            "addr": "172.30.0.2",
+            "version": 4,
+            "port": "ep-b",
+            "subnet_id": "s-b",
+            "preserve_on_delete": False,
+        }
+    ]
+}
 
 
 @pytest.fixture
@@ -61,24 +70,57 @@ def world(seed: Seed, bus: dict[str, RecordingNode]) -> dict[str, RecordingNode]
     for i, uuid in enumerate(A_UUIDS):
         seed.container(uuid=uuid, name=f"a-{i}", status="Running")
     for i, uuid in enumerate(B_UUIDS):
-        seed.container(uuid=uuid, name="shared-name" if i == 0 else f"b-{i}",
-                       status="Running", interactive=True, addresses=B_ADDRESSES,
-                       project_id="project-b", user_id="user-b", cpu=2.0, memory="1024")
+        seed.container(
+            uuid=uuid,
+            name="shared-name" if i == 0 else f"b-{i}",
+            status="Running",
+            interactive=True,
+            addresses=B_ADDRESSES,
+            project_id="project-b",
+            user_id="user-b",
+            cpu=2.0,
+            memory="1024",
+        )
     seed.container(name="shared-name", status="Stopped")  # A's, same name as B's first
-    seed.container(uuid=B_CAPSULE, name="b-capsule", container_type=1, status="Running",
-                   project_id="project-b", user_id="user-b", image="kubernetes/pause")
+    seed.container(
+        uuid=B_CAPSULE,
+        name="b-capsule",
+        container_type=1,
+        status="Running",
+        project_id="project-b",
+        user_id="user-b",
+        image="kubernetes/pause",
+    )
     capsule_id = _container_id(B_CAPSULE)
-    seed.container(uuid=B_CAPSULE_MEMBER, name="b-capsule-member", container_type=2,
-                   capsule_id=capsule_id, status="Running", project_id="project-b",
-                   user_id="user-b")
-    seed.container_action(container_uuid=B_CONTAINER, action="create", request_id=B_REQUEST,
-                          project_id="project-b", user_id="user-b",
-                          events=[{"traceback": "secret of b"}])
-    seed.registry(uuid=B_REGISTRY, name="b-reg", domain="127.0.0.1:5000", password="b-pass",
-                  project_id="project-b", user_id="user-b")
+    seed.container(
+        uuid=B_CAPSULE_MEMBER,
+        name="b-capsule-member",
+        container_type=2,
+        capsule_id=capsule_id,
+        status="Running",
+        project_id="project-b",
+        user_id="user-b",
+    )
+    seed.container_action(
+        container_uuid=B_CONTAINER,
+        action="create",
+        request_id=B_REQUEST,
+        project_id="project-b",
+        user_id="user-b",
+        events=[{"traceback": "secret of b"}],
+    )
+    seed.registry(
+        uuid=B_REGISTRY,
+        name="b-reg",
+        domain="127.0.0.1:5000",
+        password="b-pass",
+        project_id="project-b",
+        user_id="user-b",
+    )
     seed.registry(uuid=A_REGISTRY, name="a-reg", domain="127.0.0.1:5000")
-    seed.image(uuid=B_IMAGE, repo="127.0.0.1:5000/b-image", project_id="project-b",
-               user_id="user-b")
+    seed.image(
+        uuid=B_IMAGE, repo="127.0.0.1:5000/b-image", project_id="project-b", user_id="user-b"
+    )
     seed.image(uuid=A_IMAGE, repo="127.0.0.1:5000/a-image")
     seed.quota("project-b", "containers", 99)
     return bus
@@ -106,13 +148,19 @@ def _quiet(nodes: dict[str, RecordingNode]) -> None:
 
 # --- containers -----------------------------------------------------------------------------------
 
+
 def test_list_shows_only_own_containers(world: Any, member_a: ApiClient) -> None:
     body = member_a.get("/v1/containers").json
     assert sorted(c["project_id"] for c in body["containers"]) == ["project-a"] * 3
     assert body["next"] is None
     # Filters never widen the scope, whatever they name.
-    for query in ("project_id=project-b", "user_id=user-b", "name=b-1",
-                  "name=b-capsule", "status=Running&name=b-2"):
+    for query in (
+        "project_id=project-b",
+        "user_id=user-b",
+        "name=b-1",
+        "name=b-capsule",
+        "status=Running&name=b-2",
+    ):
         reply = member_a.get(f"/v1/containers?{query}")
         assert reply.status == 200 and reply.json == {"containers": [], "next": None}, query
 
@@ -125,20 +173,23 @@ def test_pages_and_next_links_do_not_count_other_projects(world: Any, member_a: 
     following = member_a.get(page["next"].replace("http://zun.test:9517", "")).json
     assert following == {"containers": [], "next": None}
     # Sorting by another column does not pull B's rows in either.
-    names = [c["name"] for c in member_a.get("/v1/containers?sort_key=project_id").json[
-        "containers"]]
+    names = [
+        c["name"] for c in member_a.get("/v1/containers?sort_key=project_id").json["containers"]
+    ]
     assert sorted(names) == ["a-0", "a-1", "shared-name"]
 
 
 @pytest.mark.parametrize("marker", [B_CONTAINER, B_CAPSULE, B_CAPSULE_MEMBER])
-def test_other_projects_uuid_is_an_unknown_marker(world: Any, member_a: ApiClient,
-                                                  marker: str) -> None:
+def test_other_projects_uuid_is_an_unknown_marker(
+    world: Any, member_a: ApiClient, marker: str
+) -> None:
     reply = member_a.get(f"/v1/containers?marker={marker}")
     assert reply.status == 404 and reply.error["code"] == "container.container-not-found"
 
 
 def test_a_name_used_in_both_projects_is_not_ambiguous_for_a_member(
-        world: Any, member_a: ApiClient, api: ApiClient) -> None:
+    world: Any, member_a: ApiClient, api: ApiClient
+) -> None:
     reply = member_a.get("/v1/containers/shared-name")
     assert reply.status == 200 and reply.json["project_id"] == "project-a"
     # The admin sees both, hence the 409 (rest-api.md §4.1).
@@ -147,13 +198,23 @@ def test_a_name_used_in_both_projects_is_not_ambiguous_for_a_member(
 
 # Parameters that pass each route's own checks, so that only the lookup can refuse.
 _ROUTE_PARAMS = {
-    "stop": "timeout=1", "reboot": "timeout=1", "kill": "signal=SIGKILL",
-    "execute": "command=ls", "execute_resize": f"exec_id={'a' * 64}&w=1&h=1",
-    "rename": "name=stolen", "resize": "w=1&h=1", "get_archive": "path=/",
-    "put_archive": "path=/tmp&data=YWJj", "commit": "repository=stolen",
-    "add_security_group": "name=sg", "remove_security_group": "name=sg",
-    "network_detach": "network=zun-project-b", "network_attach": "network=zun-project-a",
-    "rebuild": "image=127.0.0.1:5000/x", "top": "ps_args=aux", "logs": "stdout=True",
+    "stop": "timeout=1",
+    "reboot": "timeout=1",
+    "kill": "signal=SIGKILL",
+    "execute": "command=ls",
+    "execute_resize": f"exec_id={'a' * 64}&w=1&h=1",
+    "rename": "name=stolen",
+    "resize": "w=1&h=1",
+    "get_archive": "path=/",
+    "put_archive": "path=/tmp&data=YWJj",
+    "commit": "repository=stolen",
+    "add_security_group": "name=sg",
+    "remove_security_group": "name=sg",
+    "network_detach": "network=zun-project-b",
+    "network_attach": "network=zun-project-a",
+    "rebuild": "image=127.0.0.1:5000/x",
+    "top": "ps_args=aux",
+    "logs": "stdout=True",
 }
 _BODIES = {"PATCH": {"name": "stolen", "cpu": 1}, "resize_container": {"cpu": 1}}
 
@@ -166,8 +227,9 @@ def _container_routes() -> list[Any]:
             continue
         tail = route.path.removeprefix("/v1/containers/{container_ident}").strip("/")
         version = str(min(route.max_version, MAX_VERSION))
-        params.append(pytest.param(route.method, tail, version,
-                                   id=f"{route.method} {route.path} @{version}"))
+        params.append(
+            pytest.param(route.method, tail, version, id=f"{route.method} {route.path} @{version}")
+        )
     return params
 
 
@@ -182,13 +244,17 @@ def _url(ident: str, tail: str) -> str:
 @pytest.mark.parametrize(("method", "tail", "version"), _container_routes())
 @pytest.mark.parametrize("ident", [B_CONTAINER, "b-1", B_CAPSULE, B_CAPSULE_MEMBER])
 def test_every_container_route_is_a_404_on_another_projects_container(
-        world: dict[str, RecordingNode], api: ApiClient, method: str, tail: str, version: str,
-        ident: str) -> None:
+    world: dict[str, RecordingNode],
+    api: ApiClient,
+    method: str,
+    tail: str,
+    version: str,
+    ident: str,
+) -> None:
     before = container_values(ident)
     member = api.as_identity("member_a").at(version)
     body = _BODIES.get(method) or _BODIES.get(tail)
-    reply = member.request(method, _url(ident, tail), json=body,
-                           content_type="application/json")
+    reply = member.request(method, _url(ident, tail), json=body, content_type="application/json")
     assert reply.status == 404, reply
     assert reply.error["code"] == "container.container-not-found", reply
     assert container_values(ident) == before
@@ -206,8 +272,10 @@ def test_the_owner_reaches_those_routes(world: dict[str, RecordingNode], api: Ap
 
 
 def test_container_actions_of_another_project(world: Any, member_a: ApiClient) -> None:
-    for path in (f"/v1/containers/{B_CONTAINER}/container_actions",
-                 f"/v1/containers/{B_CONTAINER}/container_actions/{B_REQUEST}"):
+    for path in (
+        f"/v1/containers/{B_CONTAINER}/container_actions",
+        f"/v1/containers/{B_CONTAINER}/container_actions/{B_REQUEST}",
+    ):
         reply = member_a.get(path)
         assert reply.status == 404 and reply.error["code"] == "container.container-not-found"
     # B's request id through A's own container is an unknown action, not B's.
@@ -217,28 +285,33 @@ def test_container_actions_of_another_project(world: Any, member_a: ApiClient) -
 
 
 def test_all_projects_is_refused_not_ignored(world: Any, member_a: ApiClient) -> None:
-    for method, path in (("GET", "/v1/containers?all_projects=1"),
-                         ("GET", f"/v1/containers/{B_CONTAINER}?all_projects=1"),
-                         ("DELETE", f"/v1/containers/{B_CONTAINER}?all_projects=1"),
-                         ("GET", "/v1/registries?all_projects=1")):
+    for method, path in (
+        ("GET", "/v1/containers?all_projects=1"),
+        ("GET", f"/v1/containers/{B_CONTAINER}?all_projects=1"),
+        ("DELETE", f"/v1/containers/{B_CONTAINER}?all_projects=1"),
+        ("GET", "/v1/registries?all_projects=1"),
+    ):
         reply = member_a.request(method, path)
         assert reply.status == 403, (path, reply)
     assert container_values(B_CONTAINER) is not None
 
 
 def test_names_of_other_projects_are_free_under_project_scope(
-        world: Any, member_a: ApiClient) -> None:
+    world: Any, member_a: ApiClient
+) -> None:
     from unit.api.apptesting import config_overrides
 
     with config_overrides({"compute": {"unique_container_name_scope": "project"}}):
-        created = member_a.post("/v1/containers",
-                                json={"image": "127.0.0.1:5000/busybox", "name": "b-2"})
+        created = member_a.post(
+            "/v1/containers", json={"image": "127.0.0.1:5000/busybox", "name": "b-2"}
+        )
         assert created.status == 202, created
         renamed = member_a.patch(f"/v1/containers/{A_UUIDS[0]}", json={"name": "b-3"})
         assert renamed.status == 200, renamed
 
 
 # --- capsules ----------------------------------------------------------------------------------
+
 
 def test_capsules_of_another_project(world: Any, member_a: ApiClient) -> None:
     assert member_a.get("/v1/capsules").json["capsules"] == []
@@ -253,45 +326,54 @@ def test_capsules_of_another_project(world: Any, member_a: ApiClient) -> None:
 
 # --- references from A's requests to B's rows ------------------------------------------------
 
-def test_a_container_cannot_use_another_projects_registry(world: dict[str, RecordingNode],
-                                                          member_a: ApiClient) -> None:
+
+def test_a_container_cannot_use_another_projects_registry(
+    world: dict[str, RecordingNode], member_a: ApiClient
+) -> None:
     for ident in (B_REGISTRY, "b-reg"):
-        reply = member_a.post("/v1/containers",
-                              json={"image": "127.0.0.1:5000/busybox", "registry": ident})
+        reply = member_a.post(
+            "/v1/containers", json={"image": "127.0.0.1:5000/busybox", "registry": ident}
+        )
         assert reply.status == 404 and reply.error["code"] == "container.registry-not-found"
     _quiet(world)
-    reply = member_a.post("/v1/containers",
-                          json={"image": "127.0.0.1:5000/busybox", "registry": "a-reg"})
+    reply = member_a.post(
+        "/v1/containers", json={"image": "127.0.0.1:5000/busybox", "registry": "a-reg"}
+    )
     assert reply.status == 202 and reply.json["registry_id"] == A_REGISTRY
 
 
 @pytest.mark.parametrize("network", ["zun-project-b", "host", "bridge"])
 def test_a_container_cannot_join_another_projects_network(
-        world: dict[str, RecordingNode], member_a: ApiClient, network: str) -> None:
+    world: dict[str, RecordingNode], member_a: ApiClient, network: str
+) -> None:
     """Project networks are ``zun-<project>`` Docker bridges; Zun's Neutron lookup in the
     caller's project made another project's network a 404 ``network-not-found``. Joining it
     (or the host's own networks) would put A's container next to B's."""
     reply = member_a.post(f"/v1/containers/{A_UUIDS[0]}/network_attach?network={network}")
     assert reply.status == 404 and reply.error["code"] == "container.network-not-found", reply
-    reply = member_a.post("/v1/containers",
-                          json={"image": "127.0.0.1:5000/busybox",
-                                "nets": [{"network": network}]})
+    reply = member_a.post(
+        "/v1/containers", json={"image": "127.0.0.1:5000/busybox", "nets": [{"network": network}]}
+    )
     assert reply.status == 404 and reply.error["code"] == "container.network-not-found", reply
     _quiet(world)
 
 
 def test_a_member_may_use_its_own_and_operator_networks(
-        world: dict[str, RecordingNode], seed: Seed, member_a: ApiClient) -> None:
+    world: dict[str, RecordingNode], seed: Seed, member_a: ApiClient
+) -> None:
     seed.network(neutron_net_id="shared-net", name="shared")
     for network in ("zun-project-a", "shared-net"):
-        reply = member_a.post("/v1/containers", json={"image": "127.0.0.1:5000/busybox",
-                                                      "nets": [{"network": network}]})
+        reply = member_a.post(
+            "/v1/containers",
+            json={"image": "127.0.0.1:5000/busybox", "nets": [{"network": network}]},
+        )
         assert reply.status == 202, reply
     reply = member_a.post(f"/v1/containers/{A_UUIDS[0]}/network_attach?network=shared-net")
     assert reply.status == 200, reply
 
 
 # --- registries ---------------------------------------------------------------------------------
+
 
 def test_registries_of_another_project(world: Any, member_a: ApiClient) -> None:
     body = member_a.get("/v1/registries").json
@@ -302,8 +384,7 @@ def test_registries_of_another_project(world: Any, member_a: ApiClient) -> None:
     assert member_a.get("/v1/registries?limit=2").json["next"] is None
     for ident in (B_REGISTRY, "b-reg"):
         assert member_a.get(f"/v1/registries/{ident}").status == 404
-        reply = member_a.patch(f"/v1/registries/{ident}",
-                               json={"registry": {"password": "stolen"}})
+        reply = member_a.patch(f"/v1/registries/{ident}", json={"registry": {"password": "stolen"}})
         assert reply.status == 404 and reply.error["code"] == "container.registry-not-found"
         assert member_a.delete(f"/v1/registries/{ident}").status == 404
     owner = member_a.as_identity("member_b").get(f"/v1/registries/{B_REGISTRY}")
@@ -312,9 +393,13 @@ def test_registries_of_another_project(world: Any, member_a: ApiClient) -> None:
 
 # --- quotas -------------------------------------------------------------------------------------
 
+
 def test_quotas_of_another_project(world: Any, member_a: ApiClient) -> None:
-    for path in ("/v1/quotas/project-b", "/v1/quotas/project-b?usages=True",
-                 "/v1/quotas/project-b/defaults"):
+    for path in (
+        "/v1/quotas/project-b",
+        "/v1/quotas/project-b?usages=True",
+        "/v1/quotas/project-b/defaults",
+    ):
         reply = member_a.get(path)
         assert reply.status == 403 and reply.error["code"] == "container.policy-not-authorized"
         assert list(reply.json) == ["errors"]
@@ -334,9 +419,13 @@ def test_usage_counts_own_containers_only(world: Any, member_a: ApiClient) -> No
 
 # --- images (admin-only by default; scoped to the caller's project when opened) -----------------
 
+
 def test_images_are_admin_only_by_default(world: Any, member_a: ApiClient) -> None:
-    for method, path in (("GET", "/v1/images"), ("DELETE", f"/v1/images/{B_IMAGE}"),
-                         ("GET", f"/v1/images/{A_IMAGE}")):
+    for method, path in (
+        ("GET", "/v1/images"),
+        ("DELETE", f"/v1/images/{B_IMAGE}"),
+        ("GET", f"/v1/images/{A_IMAGE}"),
+    ):
         assert member_a.request(method, path).status == 403, path
     # Show looks the image up first (the policy targets it): B's is not found, as an unknown
     # one would be, rather than forbidden.
@@ -345,7 +434,8 @@ def test_images_are_admin_only_by_default(world: Any, member_a: ApiClient) -> No
 
 
 def test_images_opened_to_members_stay_in_their_project(
-        world: dict[str, RecordingNode], member_a: ApiClient) -> None:
+    world: dict[str, RecordingNode], member_a: ApiClient
+) -> None:
     from unit.api.apptesting import policy_rules
 
     owner = "is_admin:True or project_id:%(project_id)s"
@@ -369,12 +459,27 @@ def test_networks_are_admin_only(world: Any, member_a: ApiClient, seed: Seed) ->
 
 def test_no_route_answers_with_other_projects_data(world: Any, member_a: ApiClient) -> None:
     """A sweep of every list a member may call: none of B's identifiers appear anywhere."""
-    secrets = [*B_UUIDS, B_CAPSULE, B_CAPSULE_MEMBER, B_REGISTRY, B_IMAGE, B_REQUEST,
-               "project-b", "user-b", "b-reg"]
-    for path in ("/v1/containers", "/v1/capsules", "/v1/registries",
-                 "/v1/quotas/project-a?usages=1", "/v1/availability_zones",
-                 f"/v1/containers/{A_UUIDS[0]}", f"/v1/containers/{A_UUIDS[0]}/container_actions",
-                 f"/v1/containers/{A_UUIDS[0]}/network_list"):
+    secrets = [
+        *B_UUIDS,
+        B_CAPSULE,
+        B_CAPSULE_MEMBER,
+        B_REGISTRY,
+        B_IMAGE,
+        B_REQUEST,
+        "project-b",
+        "user-b",
+        "b-reg",
+    ]
+    for path in (
+        "/v1/containers",
+        "/v1/capsules",
+        "/v1/registries",
+        "/v1/quotas/project-a?usages=1",
+        "/v1/availability_zones",
+        f"/v1/containers/{A_UUIDS[0]}",
+        f"/v1/containers/{A_UUIDS[0]}/container_actions",
+        f"/v1/containers/{A_UUIDS[0]}/network_list",
+    ):
         text = member_a.get(path).body.decode()
         leaked = [s for s in secrets if re.search(re.escape(s), text)]
         assert not leaked, (path, leaked)

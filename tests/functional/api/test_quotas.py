@@ -14,8 +14,16 @@ CONFIG_DEFAULTS = {"containers": 40, "memory": 51200, "cpu": 20, "disk": 100}
 
 
 def _container(seed: Seed, project: str, cpu: float, memory: str, disk: int = 0) -> None:
-    seed.row(models.Container(uuid=str(uuid.uuid4()), project_id=project, cpu=cpu,
-                              memory=memory, disk=disk, container_type=0))
+    seed.row(
+        models.Container(
+            uuid=str(uuid.uuid4()),
+            project_id=project,
+            cpu=cpu,
+            memory=memory,
+            disk=disk,
+            container_type=0,
+        )
+    )
 
 
 def test_defaults_come_from_config_until_a_default_class_exists(api: ApiClient) -> None:
@@ -68,10 +76,12 @@ def test_usages_form_counts_the_projects_containers(api: ApiClient, seed: Seed) 
     for query in ("usages=True", "usages=1", "usages=false"):
         r = member.get(f"/v1/quotas/project-a?{query}")
         assert r.status == 200
-        assert r.json == {"containers": {"limit": 10, "in_use": 2},
-                          "memory": {"limit": 51200, "in_use": 768},
-                          "cpu": {"limit": 20, "in_use": 1.75},
-                          "disk": {"limit": 100, "in_use": 2}}
+        assert r.json == {
+            "containers": {"limit": 10, "in_use": 2},
+            "memory": {"limit": 51200, "in_use": 768},
+            "cpu": {"limit": 20, "in_use": 1.75},
+            "disk": {"limit": 100, "in_use": 2},
+        }
     assert member.get("/v1/quotas/project-a?usages=").json["containers"] == 10
 
 
@@ -87,12 +97,15 @@ def test_python_zunclient_calls(api: ApiClient, seed: Seed) -> None:
     assert admin.put("/v1/quota_classes/default", json={"disk": 9}).json["disk"] == 9
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({"containers": -2}, "containers"),
-    ({"cpu": "abc"}, "cpu"),
-    ({"cpu": 1.5}, "cpu"),
-    ({"gpus": 1}, None),
-])
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"containers": -2}, "containers"),
+        ({"cpu": "abc"}, "cpu"),
+        ({"cpu": 1.5}, "cpu"),
+        ({"gpus": 1}, None),
+    ],
+)
 def test_bad_values_are_400(api: ApiClient, body: dict, field: str | None) -> None:
     for path in ("/v1/quotas/p1", "/v1/quota_classes/default"):
         r = api.as_admin().put(path, json=body)
@@ -112,17 +125,23 @@ def test_policies_and_project_scoping(api: ApiClient, seed: Seed) -> None:
     assert a.get("/v1/quotas/project-a").status == 200
     assert a.get("/v1/quotas/project-a/defaults").status == 200
     # A member of A never reads, counts or changes B's quotas.
-    for r in (a.get("/v1/quotas/project-b"), a.get("/v1/quotas/project-b?usages=True"),
-              a.get("/v1/quotas/project-b/defaults"),
-              a.put("/v1/quotas/project-b", json={"containers": 99}),
-              a.put("/v1/quotas/project-a", json={"containers": 99}),
-              a.delete("/v1/quotas/project-b"), a.delete("/v1/quotas/project-a"),
-              a.get("/v1/quota_classes/default"),
-              a.put("/v1/quota_classes/default", json={"containers": 99})):
+    for r in (
+        a.get("/v1/quotas/project-b"),
+        a.get("/v1/quotas/project-b?usages=True"),
+        a.get("/v1/quotas/project-b/defaults"),
+        a.put("/v1/quotas/project-b", json={"containers": 99}),
+        a.put("/v1/quotas/project-a", json={"containers": 99}),
+        a.delete("/v1/quotas/project-b"),
+        a.delete("/v1/quotas/project-a"),
+        a.get("/v1/quota_classes/default"),
+        a.put("/v1/quota_classes/default", json={"containers": 99}),
+    ):
         assert r.status == 403, r
         assert r.error["code"] == "container.policy-not-authorized"
     assert api.as_admin().get("/v1/quotas/project-b?usages=1").json["containers"] == {
-        "limit": 1, "in_use": 1}
+        "limit": 1,
+        "in_use": 1,
+    }
     assert api.as_admin().get("/v1/quota_classes/default").json == CONFIG_DEFAULTS
 
 

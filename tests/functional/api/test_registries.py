@@ -17,8 +17,15 @@ VIEW_KEYS = ["uuid", "name", "domain", "username", "password", "project_id", "us
 
 
 def _create(client: ApiClient, name: str = "reg1", **extra: str) -> dict:
-    body = {"registry": {"name": name, "domain": "registry.example.com:5000",
-                         "username": "alice", "password": SECRET, **extra}}
+    body = {
+        "registry": {
+            "name": name,
+            "domain": "registry.example.com:5000",
+            "username": "alice",
+            "password": SECRET,
+            **extra,
+        }
+    }
     r = client.post("/v1/registries", json=body)
     assert r.status == 201, r
     return r.json["registry"]
@@ -26,22 +33,34 @@ def _create(client: ApiClient, name: str = "reg1", **extra: str) -> dict:
 
 def _stored_password(registry_uuid: str) -> str:
     with engine.transaction(readonly=True) as session:
-        return session.scalar(sa.select(models.Registry.password)
-                              .where(models.Registry.uuid == registry_uuid))
+        return session.scalar(
+            sa.select(models.Registry.password).where(models.Registry.uuid == registry_uuid)
+        )
 
 
 def test_create_show_and_the_stored_password(api: ApiClient) -> None:
     member = api.as_member("project-a", user="alice-id")
-    r = member.post("/v1/registries", json={"registry": {
-        "name": "reg1", "domain": "registry.example.com:5000", "username": "alice",
-        "password": SECRET}})
+    r = member.post(
+        "/v1/registries",
+        json={
+            "registry": {
+                "name": "reg1",
+                "domain": "registry.example.com:5000",
+                "username": "alice",
+                "password": SECRET,
+            }
+        },
+    )
     assert r.status == 201
     reg = r.json["registry"]
     assert r.headers["Location"] == f"http://zun.test:9517/v1/registries/{reg['uuid']}"
     assert sorted(reg) == sorted([*VIEW_KEYS, "links"])
     assert reg["password"] == "***"
-    assert (reg["project_id"], reg["user_id"], reg["username"]) == ("project-a", "alice-id",
-                                                                    "alice")
+    assert (reg["project_id"], reg["user_id"], reg["username"]) == (
+        "project-a",
+        "alice-id",
+        "alice",
+    )
     # Stored as a Fernet token under auth_encryption_key, readable the way Zun reads it.
     token = _stored_password(reg["uuid"])
     assert SECRET not in token and crypt.decrypt(token) == SECRET
@@ -50,21 +69,27 @@ def test_create_show_and_the_stored_password(api: ApiClient) -> None:
         r = member.get(f"/v1/registries/{ident}")
         assert r.status == 200
         assert r.json["registry"]["password"] == "***"
-        assert r.json["registry"]["links"][1]["href"] == \
-            f"http://zun.test:9517/registries/{reg['uuid']}"
+        assert (
+            r.json["registry"]["links"][1]["href"]
+            == f"http://zun.test:9517/registries/{reg['uuid']}"
+        )
     assert SECRET not in member.get("/v1/registries").body.decode()
 
 
-def test_password_is_optional_and_never_logged(api: ApiClient,
-                                                caplog: pytest.LogCaptureFixture) -> None:
+def test_password_is_optional_and_never_logged(
+    api: ApiClient, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     reg = _create(api.as_member("project-a"))
-    api.as_member("project-a").patch(f"/v1/registries/{reg['uuid']}",
-                                     json={"registry": {"password": SECRET + "2"}})
-    api.as_member("project-a").post("/v1/registries",
-                                    json={"registry": {"domain": "x", "password": SECRET}})
-    api.as_member("project-a").post("/v1/registries",
-                                    json={"registry": {"domain": "", "password": SECRET}})
+    api.as_member("project-a").patch(
+        f"/v1/registries/{reg['uuid']}", json={"registry": {"password": SECRET + "2"}}
+    )
+    api.as_member("project-a").post(
+        "/v1/registries", json={"registry": {"domain": "x", "password": SECRET}}
+    )
+    api.as_member("project-a").post(
+        "/v1/registries", json={"registry": {"domain": "", "password": SECRET}}
+    )
     assert caplog.records  # the requests were logged...
     text = "\n".join(r.getMessage() for r in caplog.records) + caplog.text
     assert SECRET not in text  # ...without the password
@@ -76,8 +101,10 @@ def test_password_is_optional_and_never_logged(api: ApiClient,
 def test_update_and_delete(api: ApiClient) -> None:
     member = api.as_member("project-a")
     reg = _create(member)
-    r = member.patch(f"/v1/registries/{reg['uuid']}",
-                     json={"registry": {"name": "renamed", "password": "new-pass"}})
+    r = member.patch(
+        f"/v1/registries/{reg['uuid']}",
+        json={"registry": {"name": "renamed", "password": "new-pass"}},
+    )
     assert r.status == 200
     assert r.json["registry"]["name"] == "renamed"
     assert r.json["registry"]["password"] == "***"
@@ -91,10 +118,10 @@ def test_registry_used_by_a_container_cannot_be_deleted(api: ApiClient, seed: Se
     member = api.as_member("project-a")
     reg = _create(member)
     with engine.transaction(readonly=True) as session:
-        reg_id = session.scalar(sa.select(models.Registry.id)
-                                .where(models.Registry.uuid == reg["uuid"]))
-    seed.row(models.Container(uuid=str(uuid.uuid4()), project_id="project-a",
-                              registry_id=reg_id))
+        reg_id = session.scalar(
+            sa.select(models.Registry.id).where(models.Registry.uuid == reg["uuid"])
+        )
+    seed.row(models.Container(uuid=str(uuid.uuid4()), project_id="project-a", registry_id=reg_id))
     r = member.delete(f"/v1/registries/{reg['uuid']}")
     assert r.status == 409 and r.error["code"] == "container.conflict"
 
@@ -109,22 +136,29 @@ def test_list_pagination_filters_and_unknown_parameters(api: ApiClient) -> None:
     assert r.json["next"] is None
     r = member.get("/v1/registries?limit=2")
     assert len(r.json["registries"]) == 2
-    assert r.json["next"] == ("http://zun.test:9517/v1/registries?sort_key=id&sort_dir=asc"
-                              f"&limit=2&marker={made[1]['uuid']}")
+    assert r.json["next"] == (
+        "http://zun.test:9517/v1/registries?sort_key=id&sort_dir=asc"
+        f"&limit=2&marker={made[1]['uuid']}"
+    )
     r = member.get(f"/v1/registries?limit=2&marker={made[1]['uuid']}")
     assert [x["name"] for x in r.json["registries"]] == ["reg2"]
-    assert [x["name"] for x in member.get("/v1/registries?name=reg1").json["registries"]] == \
-        ["reg1"]
-    assert [x["name"] for x in member.get("/v1/registries?sort_key=name&sort_dir=desc")
-            .json["registries"]] == ["reg2", "reg1", "reg0"]
+    assert [x["name"] for x in member.get("/v1/registries?name=reg1").json["registries"]] == [
+        "reg1"
+    ]
+    assert [
+        x["name"]
+        for x in member.get("/v1/registries?sort_key=name&sort_dir=desc").json["registries"]
+    ] == ["reg2", "reg1", "reg0"]
 
     r = member.get("/v1/registries?foo=1&bar=2")
     assert r.status == 400 and r.error["code"] == "container.invalid-value"
     assert r.error["detail"] == "Unknown parameters: foo, bar"
-    for query, code in (("limit=0", "container.invalid-value"),
-                        ("sort_dir=up", "container.invalid-value"),
-                        ("sort_key=nope", "container.invalid-parameter-value"),
-                        ("all_projects=maybe", "container.invalid-value")):
+    for query, code in (
+        ("limit=0", "container.invalid-value"),
+        ("sort_dir=up", "container.invalid-value"),
+        ("sort_key=nope", "container.invalid-parameter-value"),
+        ("all_projects=maybe", "container.invalid-value"),
+    ):
         r = member.get(f"/v1/registries?{query}")
         assert (r.status, r.error["code"]) == (400, code), (query, r)
     r = member.get(f"/v1/registries?marker={uuid.uuid4()}")
@@ -137,9 +171,11 @@ def test_two_projects_never_see_each_other(api: ApiClient) -> None:
     reg_b = _create(b, "shared-name")
     assert [x["uuid"] for x in a.get("/v1/registries").json["registries"]] == [reg_a["uuid"]]
     assert a.get("/v1/registries?project_id=project-b").json["registries"] == []
-    for r in (a.get(f"/v1/registries/{reg_b['uuid']}"),
-              a.patch(f"/v1/registries/{reg_b['uuid']}", json={"registry": {"name": "x1"}}),
-              a.delete(f"/v1/registries/{reg_b['uuid']}")):
+    for r in (
+        a.get(f"/v1/registries/{reg_b['uuid']}"),
+        a.patch(f"/v1/registries/{reg_b['uuid']}", json={"registry": {"name": "x1"}}),
+        a.delete(f"/v1/registries/{reg_b['uuid']}"),
+    ):
         assert r.status == 404 and r.error["code"] == "container.registry-not-found", r
     assert a.get(f"/v1/registries/{reg_b['uuid']}/").status == 404
     # By name, each member finds its own.
@@ -162,14 +198,17 @@ def test_two_projects_never_see_each_other(api: ApiClient) -> None:
     assert admin.delete(f"/v1/registries/{reg_a['uuid']}").status == 204
 
 
-@pytest.mark.parametrize(("body", "detail"), [
-    ({"domain": "flat"}, "'registry' is a required property"),
-    ({"registry": {"name": "x1"}}, "'domain' is a required property"),
-    ({"registry": {"domain": ""}}, "'domain'"),
-    ({"registry": {"domain": "d", "name": "-bad"}}, "does not match"),
-    ({"registry": {"domain": "d", "email": "e"}}, "Additional properties"),
-    ({"registry": {"domain": "d"}, "extra": 1}, "Additional properties"),
-])
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        ({"domain": "flat"}, "'registry' is a required property"),
+        ({"registry": {"name": "x1"}}, "'domain' is a required property"),
+        ({"registry": {"domain": ""}}, "'domain'"),
+        ({"registry": {"domain": "d", "name": "-bad"}}, "does not match"),
+        ({"registry": {"domain": "d", "email": "e"}}, "Additional properties"),
+        ({"registry": {"domain": "d"}, "extra": 1}, "Additional properties"),
+    ],
+)
 def test_create_validation(api: ApiClient, body: dict, detail: str) -> None:
     r = api.as_member("project-a").post("/v1/registries", json=body)
     assert r.status == 400, r

@@ -17,12 +17,16 @@ pytestmark = pytest.mark.docker
 
 def _labelled(docker_client: Any, image: str, host: str) -> Any:
     return docker_client.containers.create(
-        image, ["sleep", "60"], name=f"zun-test-guard-{uuid.uuid4().hex[:8]}",
-        labels={"zun.host": host, "zun.container.uuid": str(uuid.uuid4())})
+        image,
+        ["sleep", "60"],
+        name=f"zun-test-guard-{uuid.uuid4().hex[:8]}",
+        labels={"zun.host": host, "zun.container.uuid": str(uuid.uuid4())},
+    )
 
 
-def test_a_container_left_on_the_node_fails_and_is_removed(docker_client: Any,
-                                                            busybox_image: str) -> None:
+def test_a_container_left_on_the_node_fails_and_is_removed(
+    docker_client: Any, busybox_image: str
+) -> None:
     host, other = (f"zt-guard-{uuid.uuid4().hex[:8]}" for _ in range(2))
     left = _labelled(docker_client, busybox_image, host)
     elsewhere = _labelled(docker_client, busybox_image, other)
@@ -35,7 +39,8 @@ def test_a_container_left_on_the_node_fails_and_is_removed(docker_client: Any,
         assert engine_containers(docker_client, f"zun.host={host}") == []
         # The other node's container stays, and an empty node passes.
         assert [c.id for c in engine_containers(docker_client, f"zun.host={other}")] == [
-            elsewhere.id]
+            elsewhere.id
+        ]
         require_host_empty(docker_client, host)
     finally:
         for container in (left, elsewhere):
@@ -43,22 +48,34 @@ def test_a_container_left_on_the_node_fails_and_is_removed(docker_client: Any,
                 container.remove(force=True)
 
 
-def test_wait_deleted_fails_naming_the_engine_container_left(docker_client: Any,
-                                                              busybox_image: str) -> None:
+def test_wait_deleted_fails_naming_the_engine_container_left(
+    docker_client: Any, busybox_image: str
+) -> None:
     """A 404 alone is not gone: the wait fails, in time, naming the engine container."""
     host = f"zt-guard-{uuid.uuid4().hex[:8]}"
     left = _labelled(docker_client, busybox_image, host)
     uuid_ = left.labels["zun.container.uuid"]
     try:
         with pytest.raises(AssertionError) as failed:
-            wait_deleted(docker_client, f"zun.container.uuid={uuid_}", lambda: True,
-                         what=f"container {uuid_}", timeout=0.5)
+            wait_deleted(
+                docker_client,
+                f"zun.container.uuid={uuid_}",
+                lambda: True,
+                what=f"container {uuid_}",
+                timeout=0.5,
+            )
         assert str(failed.value) == (
             f"container {uuid_} not deleted within 0.5 s: API 404, engine containers: "
-            f"{left.name} (created, image {busybox_image}, uuid {uuid_})")
+            f"{left.name} (created, image {busybox_image}, uuid {uuid_})"
+        )
         left.remove(force=True)
-        wait_deleted(docker_client, f"zun.container.uuid={uuid_}", lambda: True,
-                     what=f"container {uuid_}", timeout=0.5)
+        wait_deleted(
+            docker_client,
+            f"zun.container.uuid={uuid_}",
+            lambda: True,
+            what=f"container {uuid_}",
+            timeout=0.5,
+        )
     finally:
         with contextlib.suppress(docker.errors.NotFound):
             left.remove(force=True)

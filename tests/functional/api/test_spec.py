@@ -37,8 +37,8 @@ from zun.common import exception
 
 SPEC_DIR = Path(__file__).parent / "spec"
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
-ANY = "$ANY"          # the key must be present, any value
-ABSENT = "$ABSENT"    # the key must not be present
+ANY = "$ANY"  # the key must be present, any value
+ABSENT = "$ABSENT"  # the key must not be present
 VERSION = "$VERSION"  # in an expected string: the effective version (1.1 without a header)
 REQUEST_ID = "$REQUEST_ID"  # in an expected string: this reply's x-openstack-request-id
 TARGET = "$TARGET."  # $TARGET.<column>: the container the URL names, as stored before the request
@@ -65,10 +65,14 @@ def _load() -> list[Any]:
                 for role in _as_list(entry.get("as", "admin")):
                     for version in _as_list(entry.get("version")):
                         label = f"{path.stem}: {entry['name']} [{method} {url} as {role}" + (
-                            f" @{version}]" if version else "]")
+                            f" @{version}]" if version else "]"
+                        )
                         one = {**entry, method: url}
-                        params.append(pytest.param(doc.get("fixtures", []), setup, one, role,
-                                                   version, id=label))
+                        params.append(
+                            pytest.param(
+                                doc.get("fixtures", []), setup, one, role, version, id=label
+                            )
+                        )
     return params
 
 
@@ -136,12 +140,14 @@ def _program(nodes: dict[str, RecordingNode], entry: dict[str, Any]) -> None:
             node.failures[method] = _failure(spec)
 
 
-def _check_sent(nodes: dict[str, RecordingNode], expected: list[dict[str, Any]],
-                request_id: str) -> None:
+def _check_sent(
+    nodes: dict[str, RecordingNode], expected: list[dict[str, Any]], request_id: str
+) -> None:
     """Each ``{method, host?, kwargs?}`` arrived (kwargs: a subset); ``[]``: nothing did.
 
     Only messages carrying this request's id count (the bus outlives one test).
     """
+
     def sent_by_us(node: RecordingNode) -> list[Any]:
         return [m for m in list(node.messages) if m.context.get("request_id") == request_id]
 
@@ -154,9 +160,13 @@ def _check_sent(nodes: dict[str, RecordingNode], expected: list[dict[str, Any]],
         candidates = [nodes[item["host"]]] if "host" in item else list(nodes.values())
         deadline = time.monotonic() + 10
         while True:
-            found = [m for node in candidates for m in sent_by_us(node)
-                     if m.method == item["method"]
-                     and all(m.kwargs.get(k) == v for k, v in (item.get("kwargs") or {}).items())]
+            found = [
+                m
+                for node in candidates
+                for m in sent_by_us(node)
+                if m.method == item["method"]
+                and all(m.kwargs.get(k) == v for k, v in (item.get("kwargs") or {}).items())
+            ]
             if found or time.monotonic() > deadline:
                 break
             time.sleep(0.01)
@@ -216,9 +226,16 @@ def bus_keeper() -> Iterator[_BusKeeper]:
 
 
 @pytest.mark.parametrize(("fixtures", "setup", "entry", "role", "version"), _load())
-def test_spec(api: ApiClient, seed: Seed, bus_keeper: _BusKeeper,
-              fixtures: list[dict[str, Any]], setup: dict[str, Any], entry: dict[str, Any],
-              role: str, version: str | None) -> None:
+def test_spec(
+    api: ApiClient,
+    seed: Seed,
+    bus_keeper: _BusKeeper,
+    fixtures: list[dict[str, Any]],
+    setup: dict[str, Any],
+    entry: dict[str, Any],
+    role: str,
+    version: str | None,
+) -> None:
     with contextlib.ExitStack() as stack:
         if setup["config"]:
             stack.enter_context(config_overrides(setup["config"]))
@@ -230,21 +247,35 @@ def test_spec(api: ApiClient, seed: Seed, bus_keeper: _BusKeeper,
         _run(api, entry, role, version, nodes)
 
 
-def _run(api: ApiClient, entry: dict[str, Any], role: str, version: str | None,
-         nodes: dict[str, RecordingNode]) -> None:
+def _run(
+    api: ApiClient,
+    entry: dict[str, Any],
+    role: str,
+    version: str | None,
+    nodes: dict[str, RecordingNode],
+) -> None:
     (method,) = [m for m in METHODS if m in entry]
     client = _client(api, role, version)
     # Longest names first, so that $TARGET.uuid never eats the start of a longer token.
     tokens = dict(sorted(_target_tokens(entry[method]).items(), key=lambda kv: -len(kv[0])))
-    reply = client.request(method, entry[method], json=entry.get("data"),
-                           headers=entry.get("request_headers"),
-                           content_type=entry.get("content_type"),
-                           body=entry["raw_body"].encode() if "raw_body" in entry else None)
+    reply = client.request(
+        method,
+        entry[method],
+        json=entry.get("data"),
+        headers=entry.get("request_headers"),
+        content_type=entry.get("content_type"),
+        body=entry["raw_body"].encode() if "raw_body" in entry else None,
+    )
     assert reply.status == entry["status"], reply
     effective = {None: "1.1", "latest": "1.41"}.get(version, version)
-    entry = _substitute(entry, {VERSION: str(effective),
-                                REQUEST_ID: reply.headers.get("x-openstack-request-id", ""),
-                                **tokens})
+    entry = _substitute(
+        entry,
+        {
+            VERSION: str(effective),
+            REQUEST_ID: reply.headers.get("x-openstack-request-id", ""),
+            **tokens,
+        },
+    )
     for name, expected in (entry.get("response_headers") or {}).items():
         if expected == ABSENT:
             assert name not in reply.headers, (name, reply.headers)

@@ -31,12 +31,22 @@ def _mode(path: Path) -> int:
 
 
 def _create_registry(server: ZunAll, password: str) -> str:
-    body = json.dumps({"registry": {"name": "reg", "domain": "registry.example.net:5000",
-                                    "username": "u", "password": password}}).encode()
+    body = json.dumps(
+        {
+            "registry": {
+                "name": "reg",
+                "domain": "registry.example.net:5000",
+                "username": "u",
+                "password": password,
+            }
+        }
+    ).encode()
     req = urllib.request.Request(
-        server.url + "/v1/registries", data=body, method="POST",
-        headers={"Content-Type": "application/json",
-                 "OpenStack-API-Version": "container 1.40"})
+        server.url + "/v1/registries",
+        data=body,
+        method="POST",
+        headers={"Content-Type": "application/json", "OpenStack-API-Version": "container 1.40"},
+    )
     with urllib.request.urlopen(req, timeout=30) as resp:
         reply = json.loads(resp.read())
     return reply.get("uuid") or reply["registry"]["uuid"]
@@ -48,8 +58,9 @@ def _stored_tokens(db: Path) -> dict[str, str]:
 
 
 def _status(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(ZUN_STATUS), "upgrade", "check", *args],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [str(ZUN_STATUS), "upgrade", "check", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.fixture
@@ -91,8 +102,11 @@ def test_zun_all_makes_a_private_key_and_private_files(server: ZunAll) -> None:
 def test_a_configured_key_wins_over_the_key_file(tmp_path: Path) -> None:
     zun = ZunAll(tmp_path)
     configured = "C" * 16 + "onfigured-key-16"
-    zun.config.write_text(zun.config.read_text().replace(
-        "[DEFAULT]\n", f"[DEFAULT]\nauth_encryption_key = {configured}\n", 1))
+    zun.config.write_text(
+        zun.config.read_text().replace(
+            "[DEFAULT]\n", f"[DEFAULT]\nauth_encryption_key = {configured}\n", 1
+        )
+    )
     zun.start()
     try:
         uuid = _create_registry(zun, "pw-1")
@@ -118,8 +132,12 @@ def test_rows_of_the_original_are_read_then_reencrypted(server: ZunAll) -> None:
     assert status.returncode == 1, status.stdout
     assert "still encrypted with the public default key" in status.stdout
 
-    result = subprocess.run([str(ZUN_DB_MANAGE), "reencrypt", "--state-dir", str(state)],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [str(ZUN_DB_MANAGE), "reencrypt", "--state-dir", str(state)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert "1 registry password(s) re-encrypted" in result.stdout
     key = (state / "auth_encryption_key").read_text().strip()
@@ -140,12 +158,19 @@ def test_rotation_to_a_new_key_with_the_old_key_file(server: ZunAll) -> None:
     old = state / "auth_encryption_key.old"
     key_file.rename(old)
     # Without the old key the row cannot be opened: reported, left as it was, exit 1.
-    result = subprocess.run([str(ZUN_DB_MANAGE), "reencrypt", "--state-dir", str(state)],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [str(ZUN_DB_MANAGE), "reencrypt", "--state-dir", str(state)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 1 and uuid in result.stderr
-    result = subprocess.run([str(ZUN_DB_MANAGE), "reencrypt", "--state-dir", str(state),
-                             "--old-key-file", str(old)],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [str(ZUN_DB_MANAGE), "reencrypt", "--state-dir", str(state), "--old-key-file", str(old)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     new_key = key_file.read_text().strip()
     assert new_key != old.read_text().strip()
@@ -155,10 +180,12 @@ def test_rotation_to_a_new_key_with_the_old_key_file(server: ZunAll) -> None:
 def test_status_warns_while_the_public_default_key_is_in_use(tmp_path: Path) -> None:
     for line in ("", f"auth_encryption_key = {crypt.DEFAULT_KEY}\n"):
         conf = tmp_path / "zun.conf"
-        conf.write_text(f"[DEFAULT]\n{line}"
-                        f"[database]\nconnection = sqlite:///{tmp_path / 'zun.sqlite'}\n")
-        subprocess.run([str(ZUN_DB_MANAGE), "--config-file", str(conf), "upgrade"],
-                       check=True, timeout=120)
+        conf.write_text(
+            f"[DEFAULT]\n{line}[database]\nconnection = sqlite:///{tmp_path / 'zun.sqlite'}\n"
+        )
+        subprocess.run(
+            [str(ZUN_DB_MANAGE), "--config-file", str(conf), "upgrade"], check=True, timeout=120
+        )
         result = _status("--config-file", str(conf))
         assert result.returncode == 1, result.stdout
         assert "Registry password key: Warning" in result.stdout

@@ -39,10 +39,17 @@ class Running:
         self.state_dir, self.port = state_dir, port
         self.log = state_dir.parent / f"zun-all-{port}.log"
         if args is None:
-            args = ["--state-dir", str(state_dir), "--port", str(port),
-                    "--wsproxy-port", str(_free_port())]
-        self.proc = subprocess.Popen([str(ZUN_ALL), *args],
-                                     stdout=subprocess.DEVNULL, stderr=self.log.open("wb"))
+            args = [
+                "--state-dir",
+                str(state_dir),
+                "--port",
+                str(port),
+                "--wsproxy-port",
+                str(_free_port()),
+            ]
+        self.proc = subprocess.Popen(
+            [str(ZUN_ALL), *args], stdout=subprocess.DEVNULL, stderr=self.log.open("wb")
+        )
         self.url = f"http://127.0.0.1:{port}"
 
     @classmethod
@@ -53,7 +60,8 @@ class Running:
         config.write_text(
             f"[DEFAULT]\nstate_path = {state}\nhost = zun-all-test-{name}-{port}\n"
             f"[api]\nport = {port}\n"
-            f"[websocket_proxy]\nwsproxy_port = {_free_port()}\n")
+            f"[websocket_proxy]\nwsproxy_port = {_free_port()}\n"
+        )
         return cls(state, port, ["--config-file", str(config)])
 
     def wait_ready(self, timeout: float = 30) -> None:
@@ -101,8 +109,9 @@ def test_versions_document(zun_all: Running) -> None:
 
 
 def test_v1_document_echoes_version(zun_all: Running) -> None:
-    status, headers, body = _get(zun_all.url + "/v1/",
-                                 {"OpenStack-API-Version": "container latest"})
+    status, headers, body = _get(
+        zun_all.url + "/v1/", {"OpenStack-API-Version": "container latest"}
+    )
     assert status == 200
     assert headers["Openstack-Api-Version"] == "container 1.41"
     assert body["containers"][0]["href"] == zun_all.url + "/v1/containers/"
@@ -110,9 +119,19 @@ def test_v1_document_echoes_version(zun_all: Running) -> None:
 
 def test_second_instance_on_same_state_dir_is_refused(zun_all: Running) -> None:
     result = subprocess.run(
-        [str(ZUN_ALL), "--state-dir", str(zun_all.state_dir), "--port", str(_free_port()),
-         "--wsproxy-port", str(_free_port())],
-        capture_output=True, text=True, timeout=30)
+        [
+            str(ZUN_ALL),
+            "--state-dir",
+            str(zun_all.state_dir),
+            "--port",
+            str(_free_port()),
+            "--wsproxy-port",
+            str(_free_port()),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert result.returncode == 2
     assert "already running on state directory" in result.stderr
     assert str(zun_all.proc.pid) in result.stderr
@@ -137,9 +156,20 @@ def test_state_dir_option_wins_over_the_config_file(tmp_path: Path) -> None:
     port = _free_port()
     config = tmp_path / "zun.conf"
     config.write_text(f"[DEFAULT]\nstate_path = {tmp_path / 'from-file'}\n")
-    server = Running(tmp_path / "from-option", port,
-                     ["--config-file", str(config), "--state-dir", str(tmp_path / "from-option"),
-                      "--port", str(port), "--wsproxy-port", str(_free_port())])
+    server = Running(
+        tmp_path / "from-option",
+        port,
+        [
+            "--config-file",
+            str(config),
+            "--state-dir",
+            str(tmp_path / "from-option"),
+            "--port",
+            str(port),
+            "--wsproxy-port",
+            str(_free_port()),
+        ],
+    )
     try:
         server.wait_ready()
         assert (tmp_path / "from-option" / "zun.sqlite").exists()
@@ -181,8 +211,7 @@ def test_heartbeat_registers_the_compute_service(zun_all: Running) -> None:
     rows: list = []
     while time.monotonic() < deadline and not rows:
         with sqlite3.connect(zun_all.state_dir / "zun.sqlite") as conn:
-            rows = conn.execute(
-                "SELECT host, `binary`, report_count FROM zun_service").fetchall()
+            rows = conn.execute("SELECT host, `binary`, report_count FROM zun_service").fetchall()
         time.sleep(0.2)
     assert rows and rows[0][1] == "zun-compute" and rows[0][2] >= 1
     assert os.environ.get("ZUN_TEST_SENTINEL") is None
@@ -194,9 +223,23 @@ def test_openstack_cli_lists_services_without_keystone(zun_all: Running) -> None
     deadline = time.monotonic() + 15
     while True:
         result = subprocess.run(
-            [str(openstack), "--os-auth-type", "none", "--os-endpoint", zun_all.url + "/v1",
-             "appcontainer", "service", "list", "-f", "json"],
-            capture_output=True, text=True, timeout=60, env=env)
+            [
+                str(openstack),
+                "--os-auth-type",
+                "none",
+                "--os-endpoint",
+                zun_all.url + "/v1",
+                "appcontainer",
+                "service",
+                "list",
+                "-f",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
         assert result.returncode == 0, result.stderr
         services = json.loads(result.stdout)
         if services or time.monotonic() > deadline:
@@ -211,9 +254,20 @@ def test_log_file_option(tmp_path: Path) -> None:
     state = tmp_path / "state"
     port = _free_port()
     proc = subprocess.Popen(
-        [str(ZUN_ALL), "--state-dir", str(state), "--port", str(port),
-         "--wsproxy-port", str(_free_port()), "--log-file", str(log_file)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        [
+            str(ZUN_ALL),
+            "--state-dir",
+            str(state),
+            "--port",
+            str(port),
+            "--wsproxy-port",
+            str(_free_port()),
+            "--log-file",
+            str(log_file),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:

@@ -46,12 +46,20 @@ class ZunApi:
             "[DEFAULT]\ntransport_url = fake://\n"
             f"[database]\nconnection = sqlite:///{base / 'zun.sqlite'}\n"
             f"[api]\nauth_strategy = noauth\nhost_ip = 127.0.0.1\nport = {self.port}\n"
-            f"workers = {workers}\n{extra}")
-        subprocess.run([str(BIN / "zun-db-manage"), "--config-file", str(config), "upgrade"],
-                       check=True, capture_output=True, timeout=120)
+            f"workers = {workers}\n{extra}"
+        )
+        subprocess.run(
+            [str(BIN / "zun-db-manage"), "--config-file", str(config), "upgrade"],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
         self.log = base / "zun-api.log"
-        self.proc = subprocess.Popen([str(BIN / "zun-api"), "--config-file", str(config)],
-                                     stdout=subprocess.DEVNULL, stderr=self.log.open("wb"))
+        self.proc = subprocess.Popen(
+            [str(BIN / "zun-api"), "--config-file", str(config)],
+            stdout=subprocess.DEVNULL,
+            stderr=self.log.open("wb"),
+        )
 
     def wait_ready(self, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
@@ -117,10 +125,11 @@ def test_sigterm_stops_every_worker_and_exits_zero(zun_api: ZunApi) -> None:
     children = _children(zun_api.proc.pid)
     assert zun_api.stop() == 0
     for child in children:
-        assert not Path(f"/proc/{child}").exists() or \
-            "zombie" in Path(f"/proc/{child}/status").read_text()
+        assert (
+            not Path(f"/proc/{child}").exists()
+            or "zombie" in Path(f"/proc/{child}/status").read_text()
+        )
     assert "Traceback" not in zun_api.log.read_text()
-
 
 
 def test_workers_stop_when_the_parent_is_killed(zun_api: ZunApi) -> None:
@@ -155,8 +164,11 @@ def test_one_worker_at_a_time_runs_the_node_monitor(tmp_path: Path) -> None:
         children = _children(server.proc.pid)
         assert _wait_for(lambda: _lease_holder(tmp_path / "zun.sqlite") is not None)
         time.sleep(3)  # three passes of each worker: the lease stays where it is
-        leading = [line for line in server.log.read_text().splitlines()
-                   if "holds the lease and runs the passes" in line]
+        leading = [
+            line
+            for line in server.log.read_text().splitlines()
+            if "holds the lease and runs the passes" in line
+        ]
         assert len(leading) == 1, leading
         holder = _lease_holder(tmp_path / "zun.sqlite")
         leader = int(holder.split(":")[1])
@@ -164,10 +176,18 @@ def test_one_worker_at_a_time_runs_the_node_monitor(tmp_path: Path) -> None:
         # The leader dies without giving the lease up: another worker takes over once it
         # expires (max(15 s, 3 x interval)).
         os.kill(leader, signal.SIGKILL)
-        assert _wait_for(lambda: (_lease_holder(tmp_path / "zun.sqlite") or "").split(":")[1]
-                         not in ("", str(leader)), timeout=40)
-        leading = [line for line in server.log.read_text().splitlines()
-                   if "holds the lease and runs the passes" in line]
+        assert _wait_for(
+            lambda: (
+                (_lease_holder(tmp_path / "zun.sqlite") or "").split(":")[1]
+                not in ("", str(leader))
+            ),
+            timeout=40,
+        )
+        leading = [
+            line
+            for line in server.log.read_text().splitlines()
+            if "holds the lease and runs the passes" in line
+        ]
         assert len(leading) == 2, leading
     finally:
         server.stop()

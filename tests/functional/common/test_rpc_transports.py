@@ -37,10 +37,15 @@ class Endpoint:
         return {"host": self.name, "value": value}
 
     def whoami(self, ctxt: context.RequestContext) -> dict[str, Any]:
-        return {"type": type(ctxt).__name__, "user_id": ctxt.user_id,
-                "project_id": ctxt.project_id, "roles": ctxt.roles,
-                "request_id": ctxt.request_id, "auth_token": ctxt.auth_token,
-                "all_projects": ctxt.all_projects}
+        return {
+            "type": type(ctxt).__name__,
+            "user_id": ctxt.user_id,
+            "project_id": ctxt.project_id,
+            "roles": ctxt.roles,
+            "request_id": ctxt.request_id,
+            "auth_token": ctxt.auth_token,
+            "all_projects": ctxt.all_projects,
+        }
 
     def record(self, ctxt: context.RequestContext, value: Any) -> None:
         self.cast_values.append(value)
@@ -135,13 +140,24 @@ def test_cast_runs_on_server(bus: Bus) -> None:
 
 def test_context_round_trips_without_token(bus: Bus) -> None:
     bus.serve("host-a", Endpoint("host-a"))
-    ctx = context.RequestContext(user_id="user-1", project_id="proj-1",
-                                 roles=["member", "reader"], request_id="req-1234",
-                                 auth_token="secret-token", all_projects=True)
+    ctx = context.RequestContext(
+        user_id="user-1",
+        project_id="proj-1",
+        roles=["member", "reader"],
+        request_id="req-1234",
+        auth_token="secret-token",
+        all_projects=True,
+    )
     seen = bus.client().call(ctx, "host-a", "whoami")
-    assert seen == {"type": "RequestContext", "user_id": "user-1", "project_id": "proj-1",
-                    "roles": ["member", "reader"], "request_id": "req-1234",
-                    "auth_token": None, "all_projects": True}
+    assert seen == {
+        "type": "RequestContext",
+        "user_id": "user-1",
+        "project_id": "proj-1",
+        "roles": ["member", "reader"],
+        "request_id": "req-1234",
+        "auth_token": None,
+        "all_projects": True,
+    }
 
 
 def test_zun_exception_comes_back_remote_with_code(bus: Bus) -> None:
@@ -274,8 +290,11 @@ def test_server_finishes_message_in_flight_before_wait_returns(bus: Bus) -> None
     endpoint = Endpoint("host-a")
     service = bus.serve("host-a", endpoint)
     results: list[Any] = []
-    caller = threading.Thread(target=lambda: results.append(bus.client().call(
-        context.get_admin_context(), "host-a", "slow", timeout=WAIT)))
+    caller = threading.Thread(
+        target=lambda: results.append(
+            bus.client().call(context.get_admin_context(), "host-a", "slow", timeout=WAIT)
+        )
+    )
     caller.start()
     assert endpoint.slow_started.wait(WAIT)
     service.stop()

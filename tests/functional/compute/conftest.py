@@ -42,8 +42,7 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(params=["sqlite"])
-def node_db(request: pytest.FixtureRequest, tmp_path: Path,
-            sqlite_template: Path) -> Iterator[str]:
+def node_db(request: pytest.FixtureRequest, tmp_path: Path, sqlite_template: Path) -> Iterator[str]:
     if request.param == "mariadb":
         url = request.getfixturevalue("mariadb_url")()
         migration.upgrade(url=url)
@@ -73,19 +72,33 @@ class Node:
         self.docker: docker.DockerClient = manager.driver.engine
 
     def context(self, request_id: str | None = None) -> RequestContext:
-        return RequestContext(request_id=request_id or f"req-{uuid.uuid4()}",
-                              project_id=self.project_id, user_id="tester", is_admin=True,
-                              roles=["admin"], overwrite=False)
+        return RequestContext(
+            request_id=request_id or f"req-{uuid.uuid4()}",
+            project_id=self.project_id,
+            user_id="tester",
+            is_admin=True,
+            roles=["admin"],
+            overwrite=False,
+        )
 
-    def add(self, action: str | None = "create", claim: bool = True,
-            **values: Any) -> tuple[str, RequestContext]:
+    def add(
+        self, action: str | None = "create", claim: bool = True, **values: Any
+    ) -> tuple[str, RequestContext]:
         """Insert a container row as the API does before its cast (claim + action)."""
         row_values: dict[str, Any] = {
-            "uuid": str(uuid.uuid4()), "name": f"c-{uuid.uuid4().hex[:6]}",
-            "image": self.image, "command": ["sleep", "300"], "cpu": 0.1, "memory": "32",
-            "status": consts.CREATING, "task_state": consts.CONTAINER_CREATING,
-            "host": self.host, "project_id": self.project_id, "user_id": "tester",
-            "image_pull_policy": "ifnotpresent", "image_driver": "docker",
+            "uuid": str(uuid.uuid4()),
+            "name": f"c-{uuid.uuid4().hex[:6]}",
+            "image": self.image,
+            "command": ["sleep", "300"],
+            "cpu": 0.1,
+            "memory": "32",
+            "status": consts.CREATING,
+            "task_state": consts.CONTAINER_CREATING,
+            "host": self.host,
+            "project_id": self.project_id,
+            "user_id": "tester",
+            "image_pull_policy": "ifnotpresent",
+            "image_driver": "docker",
             "container_type": consts.TYPE_CONTAINER,
         }
         row_values.update(values)
@@ -95,46 +108,58 @@ class Node:
             session.flush()
             if claim and row_values["host"]:
                 cpu, mem, disk = claims.container_resources(
-                    row_values["cpu"], row_values["memory"], row_values.get("disk"))
+                    row_values["cpu"], row_values["memory"], row_values.get("disk")
+                )
                 assert claims.claim(session, row_values["host"], cpu, mem, disk)
             if action:
                 action_q.start_action(session, ctx, row_values["uuid"], action)
         return row_values["uuid"], ctx
 
-    def begin(self, uuid_: str, action: str, task_state: str | None,
-              **extra: Any) -> RequestContext:
+    def begin(
+        self, uuid_: str, action: str, task_state: str | None, **extra: Any
+    ) -> RequestContext:
         """What the API does before an action's cast: task state (CAS) and action row."""
         ctx = self.context()
         with db_engine.transaction() as session:
             values = {"task_state": task_state, **extra}
-            session.execute(sa.update(models.Container)
-                            .where(models.Container.uuid == uuid_).values(**values))
+            session.execute(
+                sa.update(models.Container).where(models.Container.uuid == uuid_).values(**values)
+            )
             action_q.start_action(session, ctx, uuid_, action)
         return ctx
 
     def row(self, uuid_: str) -> models.Container | None:
         with db_engine.transaction(readonly=True) as session:
-            return session.scalars(sa.select(models.Container)
-                                   .where(models.Container.uuid == uuid_)).first()
+            return session.scalars(
+                sa.select(models.Container).where(models.Container.uuid == uuid_)
+            ).first()
 
     def compute_node(self) -> models.ComputeNode:
         with db_engine.transaction(readonly=True) as session:
-            return session.scalars(sa.select(models.ComputeNode)
-                                   .where(models.ComputeNode.hostname == self.host)).one()
+            return session.scalars(
+                sa.select(models.ComputeNode).where(models.ComputeNode.hostname == self.host)
+            ).one()
 
     def events(self, uuid_: str) -> list[tuple[str, str | None]]:
         E, A = models.ContainerActionEvent, models.ContainerAction
         with db_engine.transaction(readonly=True) as session:
-            return [(r.event, r.result) for r in session.execute(
-                sa.select(E.event, E.result).join(A, A.id == E.action_id)
-                .where(A.container_uuid == uuid_).order_by(E.id))]
+            return [
+                (r.event, r.result)
+                for r in session.execute(
+                    sa.select(E.event, E.result)
+                    .join(A, A.id == E.action_id)
+                    .where(A.container_uuid == uuid_)
+                    .order_by(E.id)
+                )
+            ]
 
     def wait(self, timeout: float = 60) -> None:
         assert self.manager.workers.wait_idle(timeout), "node work did not finish in time"
 
     def engine_containers(self) -> list[Any]:
-        return self.docker.containers.list(ignore_removed=True, all=True,
-                                           filters={"label": f"{LABEL_HOST}={self.host}"})
+        return self.docker.containers.list(
+            ignore_removed=True, all=True, filters={"label": f"{LABEL_HOST}={self.host}"}
+        )
 
     def engine_container(self, uuid_: str) -> Any | None:
         try:
@@ -162,8 +187,9 @@ class Node:
 
 
 @pytest.fixture
-def node(node_db: str, docker_client: docker.DockerClient, busybox_image: str,
-         tmp_path: Path) -> Iterator[Node]:
+def node(
+    node_db: str, docker_client: docker.DockerClient, busybox_image: str, tmp_path: Path
+) -> Iterator[Node]:
     host = f"node-{RUN_ID}-{uuid.uuid4().hex[:6]}"
     manager = ContainerEndpoint(host, state_dir=tmp_path / "state", max_workers=8)
     periodic_tasks.update_inventory(manager, None)  # type: ignore[arg-type]

@@ -34,20 +34,25 @@ PULL = "IfNotPresent"
 
 
 @pytest.fixture
-def sandbox_never_pulled(bus: None) -> Iterator[None]:  # noqa: F811
+def sandbox_never_pulled(bus: None) -> Iterator[None]:
     CONF.set_override("sandbox_image_pull_policy", "never")
     yield
     CONF.clear_override("sandbox_image_pull_policy")
 
 
 @pytest.fixture
-def node(agent: Any, sandbox_never_pulled: None, busybox_image: str,  # noqa: F811
-         docker_client: docker.DockerClient) -> Iterator[Any]:
+def node(
+    agent: Any,
+    sandbox_never_pulled: None,
+    busybox_image: str,
+    docker_client: docker.DockerClient,
+) -> Iterator[Any]:
     projects: list[str] = []
     agent.projects = projects
     yield agent
-    for container in docker_client.containers.list(ignore_removed=True,
-            all=True, filters={"label": f"zun.host={agent.host}"}):
+    for container in docker_client.containers.list(
+        ignore_removed=True, all=True, filters={"label": f"zun.host={agent.host}"}
+    ):
         container.remove(force=True, v=True)
     for volume in docker_client.volumes.list(filters={"label": "zun.project_id"}):
         if volume.attrs.get("Labels", {}).get("zun.project_id") in projects:
@@ -59,7 +64,7 @@ def node(agent: Any, sandbox_never_pulled: None, busybox_image: str,  # noqa: F8
                 net.remove()
 
 
-def as_project(api: ApiClient, node: Any, admin: bool = True) -> ApiClient:  # noqa: F811
+def as_project(api: ApiClient, node: Any, admin: bool = True) -> ApiClient:
     project = f"cz-{uuidlib.uuid4().hex[:10]}"
     node.projects.append(project)
     client = api.as_admin(project) if admin else api.as_member(project)
@@ -76,13 +81,17 @@ def settled(client: ApiClient, ident: str) -> dict[str, Any]:
 
 
 def wait_gone(client: ApiClient, ident: str) -> None:
-    wait_for(lambda: client.get(f"/v1/capsules/{ident}").status == 404, timeout=60,
-             what=f"capsule {ident} to go")
+    wait_for(
+        lambda: client.get(f"/v1/capsules/{ident}").status == 404,
+        timeout=60,
+        what=f"capsule {ident} to go",
+    )
 
 
 def engine_of(docker_client: docker.DockerClient, capsule_uuid: str) -> list[Any]:
-    return docker_client.containers.list(ignore_removed=True,
-        all=True, filters={"label": f"{LABEL_CAPSULE}={capsule_uuid}"})
+    return docker_client.containers.list(
+        ignore_removed=True, all=True, filters={"label": f"{LABEL_CAPSULE}={capsule_uuid}"}
+    )
 
 
 def volumes_of(docker_client: docker.DockerClient, capsule_uuid: str) -> list[Any]:
@@ -91,19 +100,29 @@ def volumes_of(docker_client: docker.DockerClient, capsule_uuid: str) -> list[An
 
 def usage(host: str) -> tuple[float, int]:
     with engine.transaction(readonly=True) as session:
-        row = session.execute(sa.select(models.ComputeNode.cpu_used, models.ComputeNode.mem_used)
-                              .where(models.ComputeNode.hostname == host)).one()
+        row = session.execute(
+            sa.select(models.ComputeNode.cpu_used, models.ComputeNode.mem_used).where(
+                models.ComputeNode.hostname == host
+            )
+        ).one()
     return round(float(row[0]), 6), int(row[1])
 
 
 def container(image: str = "busybox", command: list[str] | None = None, **extra: Any) -> dict:
-    return {"image": image, "imagePullPolicy": PULL,
-            "command": command or ["sleep", "300"], **extra}
+    return {
+        "image": image,
+        "imagePullPolicy": PULL,
+        "command": command or ["sleep", "300"],
+        **extra,
+    }
 
 
 def capsule_template(name: str | None, containers: list[dict], **spec: Any) -> dict[str, Any]:
-    return {"kind": "capsule", "metadata": {"name": name} if name else {},
-            "spec": {"containers": containers, **spec}}
+    return {
+        "kind": "capsule",
+        "metadata": {"name": name} if name else {},
+        "spec": {"containers": containers, **spec},
+    }
 
 
 def manager_of(node: Any) -> ContainerEndpoint:
@@ -112,26 +131,37 @@ def manager_of(node: Any) -> ContainerEndpoint:
 
 # --- the full life of a capsule ---------------------------------------------------------------
 
+
 def test_init_then_containers_share_the_sandbox_and_a_volume(
-        api: ApiClient, node: Any, docker_client: docker.DockerClient) -> None:  # noqa: F811
+    api: ApiClient, node: Any, docker_client: docker.DockerClient
+) -> None:
     client = as_project(api, node)
     template = {
         "kind": "capsule",
-        "metadata": {"name": "web-init", "labels": {"app": "web"},
-                     "annotations": {"team": "blue"}},
+        "metadata": {"name": "web-init", "labels": {"app": "web"}, "annotations": {"team": "blue"}},
         "spec": {
             "restartPolicy": "OnFailure",
-            "initContainers": [container(
-                command=["sh", "-c", "echo hello-from-init > /work-dir/index.html"],
-                resources={"requests": {"cpu": 0.1, "memory": 32}},
-                volumeMounts=[{"name": "workdir", "mountPath": "/work-dir"}])],
-            "containers": [container(
-                command=["sh", "-c"], args=["cat /data/index.html; sleep 300"],
-                env={"ENV2": "v2"}, tty=True, stdin=True,
-                ports=[{"name": "http", "containerPort": 80, "protocol": "TCP"}],
-                resources={"requests": {"cpu": 0.2, "memory": 64}},
-                volumeMounts=[{"name": "workdir", "mountPath": "/data", "readOnly": True}])],
-            "volumes": [{"name": "workdir", "cinder": {"size": 1, "autoRemove": True}}]},
+            "initContainers": [
+                container(
+                    command=["sh", "-c", "echo hello-from-init > /work-dir/index.html"],
+                    resources={"requests": {"cpu": 0.1, "memory": 32}},
+                    volumeMounts=[{"name": "workdir", "mountPath": "/work-dir"}],
+                )
+            ],
+            "containers": [
+                container(
+                    command=["sh", "-c"],
+                    args=["cat /data/index.html; sleep 300"],
+                    env={"ENV2": "v2"},
+                    tty=True,
+                    stdin=True,
+                    ports=[{"name": "http", "containerPort": 80, "protocol": "TCP"}],
+                    resources={"requests": {"cpu": 0.2, "memory": 64}},
+                    volumeMounts=[{"name": "workdir", "mountPath": "/data", "readOnly": True}],
+                )
+            ],
+            "volumes": [{"name": "workdir", "cinder": {"size": 1, "autoRemove": True}}],
+        },
     }
     r = client.post("/v1/capsules", json={"template": template})
     assert r.status == 202, r
@@ -184,7 +214,9 @@ def test_init_then_containers_share_the_sandbox_and_a_volume(
     again = client.get(f"/v1/capsules/{uuid}").json
     assert again["status"] == "Running"
     assert [m["status"] for m in again["init_containers"] + again["containers"]] == [
-        "Stopped", "Running"]
+        "Stopped",
+        "Running",
+    ]
 
     # Both shapes, list and show.
     legacy = client.at("1.31").get(f"/v1/capsules/{uuid}").json
@@ -204,11 +236,15 @@ def test_init_then_containers_share_the_sandbox_and_a_volume(
         assert session.scalar(sa.select(sa.func.count()).select_from(models.Container)) == 0
 
 
-def test_legacy_form_at_1_31(api: ApiClient, node: Any) -> None:  # noqa: F811
+def test_legacy_form_at_1_31(api: ApiClient, node: Any) -> None:
     client = as_project(api, node).at("1.31")
-    template = {"kind": "capsule", "capsuleVersion": "beta", "restartPolicy": "Never",
-                "metadata": {"name": "old-client", "labels": {"a": "b"}},
-                "spec": {"containers": [container()]}}
+    template = {
+        "kind": "capsule",
+        "capsuleVersion": "beta",
+        "restartPolicy": "Never",
+        "metadata": {"name": "old-client", "labels": {"a": "b"}},
+        "spec": {"containers": [container()]},
+    }
     r = client.post("/v1/capsules", json={"template": template})
     assert r.status == 202, r
     assert r.json["meta_name"] == "old-client" and r.json["restart_policy"] == "no"
@@ -221,8 +257,10 @@ def test_legacy_form_at_1_31(api: ApiClient, node: Any) -> None:  # noqa: F811
 
 # --- failures leave an Error and nothing on the node -----------------------------------------
 
-def _assert_failed_clean(client: ApiClient, docker_client: docker.DockerClient, node: Any,
-                         uuid: str, reason: str) -> dict[str, Any]:
+
+def _assert_failed_clean(
+    client: ApiClient, docker_client: docker.DockerClient, node: Any, uuid: str, reason: str
+) -> dict[str, Any]:
     capsule = settled(client, uuid)
     assert capsule["status"] == "Error"
     assert reason in capsule["status_reason"], capsule["status_reason"]
@@ -232,24 +270,37 @@ def _assert_failed_clean(client: ApiClient, docker_client: docker.DockerClient, 
     assert usage(node.host) == (0.0, 0)
     mapping = models.VolumeMapping
     with engine.transaction(readonly=True) as session:
-        assert session.scalar(sa.select(sa.func.count()).select_from(mapping)
-                              .where(mapping.container_uuid == uuid)) == 0
+        assert (
+            session.scalar(
+                sa.select(sa.func.count())
+                .select_from(mapping)
+                .where(mapping.container_uuid == uuid)
+            )
+            == 0
+        )
     return capsule
 
 
-def test_failing_init_container(api: ApiClient, node: Any,  # noqa: F811
-                                docker_client: docker.DockerClient) -> None:
+def test_failing_init_container(
+    api: ApiClient,
+    node: Any,
+    docker_client: docker.DockerClient,
+) -> None:
     client = as_project(api, node)
-    template = capsule_template("init-fails", [container(
-        resources={"requests": {"cpu": 0.2, "memory": 16}},
-        volumeMounts=[{"name": "vol", "mountPath": "/v"}])],
+    template = capsule_template(
+        "init-fails",
+        [
+            container(
+                resources={"requests": {"cpu": 0.2, "memory": 16}},
+                volumeMounts=[{"name": "vol", "mountPath": "/v"}],
+            )
+        ],
         restartPolicy="Never",
-        initContainers=[container(command=["true"]),
-                        container(command=["sh", "-c", "exit 3"])],
-        volumes=[{"name": "vol", "cinder": {"size": 1}}])
+        initContainers=[container(command=["true"]), container(command=["sh", "-c", "exit 3"])],
+        volumes=[{"name": "vol", "cinder": {"size": 1}}],
+    )
     uuid = client.post("/v1/capsules", json={"template": template}).json["uuid"]
-    capsule = _assert_failed_clean(client, docker_client, node, uuid,
-                                   "exited with code 3")
+    capsule = _assert_failed_clean(client, docker_client, node, uuid, "exited with code 3")
     first, second = capsule["init_containers"]
     assert first["status"] == "Stopped"  # it had finished
     assert second["status"] == "Error" and "exited with code 3" in second["status_reason"]
@@ -259,16 +310,23 @@ def test_failing_init_container(api: ApiClient, node: Any,  # noqa: F811
     assert client.get(f"/v1/capsules/{uuid}").status == 404
 
 
-def test_init_container_retried_by_its_restart_policy(api: ApiClient, node: Any,  # noqa: F811
-                                                      docker_client: docker.DockerClient,
-                                                      ) -> None:
+def test_init_container_retried_by_its_restart_policy(
+    api: ApiClient,
+    node: Any,
+    docker_client: docker.DockerClient,
+) -> None:
     client = as_project(api, node)
     # Fails on its first run only (a marker file in a volume survives the restart).
-    flaky = container(command=["sh", "-c", "test -e /m/seen || { touch /m/seen; exit 1; }"],
-                      volumeMounts=[{"name": "marker", "mountPath": "/m"}])
-    template = capsule_template("flaky", [container()], initContainers=[flaky],
-                                volumes=[{"name": "marker", "cinder": {"size": 1,
-                                                                  "autoRemove": True}}])
+    flaky = container(
+        command=["sh", "-c", "test -e /m/seen || { touch /m/seen; exit 1; }"],
+        volumeMounts=[{"name": "marker", "mountPath": "/m"}],
+    )
+    template = capsule_template(
+        "flaky",
+        [container()],
+        initContainers=[flaky],
+        volumes=[{"name": "marker", "cinder": {"size": 1, "autoRemove": True}}],
+    )
     uuid = client.post("/v1/capsules", json={"template": template}).json["uuid"]
     capsule = settled(client, uuid)  # always -> init containers get on-failure/10
     assert capsule["status"] == "Running", capsule["status_reason"]
@@ -277,38 +335,61 @@ def test_init_container_retried_by_its_restart_policy(api: ApiClient, node: Any,
     assert volumes_of(docker_client, uuid) == []
 
 
-def test_missing_member_image(api: ApiClient, node: Any,  # noqa: F811
-                              docker_client: docker.DockerClient) -> None:
+def test_missing_member_image(
+    api: ApiClient,
+    node: Any,
+    docker_client: docker.DockerClient,
+) -> None:
     client = as_project(api, node)
-    template = capsule_template("no-image", [
-        container(), container(image="zun-missing/nothing:1", imagePullPolicy="Never")])
+    template = capsule_template(
+        "no-image", [container(), container(image="zun-missing/nothing:1", imagePullPolicy="Never")]
+    )
     uuid = client.post("/v1/capsules", json={"template": template}).json["uuid"]
     capsule = _assert_failed_clean(client, docker_client, node, uuid, "zun-missing/nothing:1")
     assert {m["status"] for m in capsule["containers"]} == {"Error"}
 
 
 def test_volume_kept_reused_by_id_and_refused_elsewhere(
-        api: ApiClient, node: Any, docker_client: docker.DockerClient) -> None:  # noqa: F811
+    api: ApiClient, node: Any, docker_client: docker.DockerClient
+) -> None:
     client = as_project(api, node)
-    writer = capsule_template("writer", [container(
-        command=["sh", "-c", "echo kept > /v/f; sleep 300"],
-        volumeMounts=[{"name": "vol", "mountPath": "/v"}])],
-        volumes=[{"name": "vol", "cinder": {"size": 1, "autoRemove": False}}])
+    writer = capsule_template(
+        "writer",
+        [
+            container(
+                command=["sh", "-c", "echo kept > /v/f; sleep 300"],
+                volumeMounts=[{"name": "vol", "mountPath": "/v"}],
+            )
+        ],
+        volumes=[{"name": "vol", "cinder": {"size": 1, "autoRemove": False}}],
+    )
     uuid = client.post("/v1/capsules", json={"template": writer}).json["uuid"]
     assert settled(client, uuid)["status"] == "Running"
     [volume] = volumes_of(docker_client, uuid)
     assert len(volume.name) == 36  # a UUID: usable as a volumeID later
-    wait_for(lambda: docker_client.containers.get(
-        f"zun-{settled(client, uuid)['containers'][0]['uuid']}").exec_run(
-        ["cat", "/v/f"]).output == b"kept\n", what="the write")
+    wait_for(
+        lambda: (
+            docker_client.containers.get(f"zun-{settled(client, uuid)['containers'][0]['uuid']}")
+            .exec_run(["cat", "/v/f"])
+            .output
+            == b"kept\n"
+        ),
+        what="the write",
+    )
     assert client.delete(f"/v1/capsules/{uuid}").status == 204
     wait_gone(client, uuid)
     volume.reload()  # still there: autoRemove false
 
-    reader = capsule_template("reader", [container(
-        command=["sh", "-c", "cat /v/f; sleep 300"],
-        volumeMounts=[{"name": "vol", "mountPath": "/v"}])],
-        volumes=[{"name": "vol", "cinder": {"volumeID": volume.name}}])
+    reader = capsule_template(
+        "reader",
+        [
+            container(
+                command=["sh", "-c", "cat /v/f; sleep 300"],
+                volumeMounts=[{"name": "vol", "mountPath": "/v"}],
+            )
+        ],
+        volumes=[{"name": "vol", "cinder": {"volumeID": volume.name}}],
+    )
     uuid2 = client.post("/v1/capsules", json={"template": reader}).json["uuid"]
     capsule = settled(client, uuid2)
     assert capsule["status"] == "Running", capsule["status_reason"]
@@ -318,9 +399,11 @@ def test_volume_kept_reused_by_id_and_refused_elsewhere(
     other = as_project(api, node)
     uuid3 = other.post("/v1/capsules", json={"template": reader}).json["uuid"]
     _assert_failed_clean(other, docker_client, node, uuid3, "could not be found")
-    missing = capsule_template("missing", [container(
-        volumeMounts=[{"name": "vol", "mountPath": "/v"}])],
-        volumes=[{"name": "vol", "cinder": {"volumeID": str(uuidlib.uuid4())}}])
+    missing = capsule_template(
+        "missing",
+        [container(volumeMounts=[{"name": "vol", "mountPath": "/v"}])],
+        volumes=[{"name": "vol", "cinder": {"volumeID": str(uuidlib.uuid4())}}],
+    )
     uuid4 = other.post("/v1/capsules", json={"template": missing}).json["uuid"]
     _assert_failed_clean(other, docker_client, node, uuid4, "could not be found")
 
@@ -330,11 +413,15 @@ def test_volume_kept_reused_by_id_and_refused_elsewhere(
     volume.remove()
 
 
-def test_delete_right_after_create(api: ApiClient, node: Any,  # noqa: F811
-                                   docker_client: docker.DockerClient) -> None:
+def test_delete_right_after_create(
+    api: ApiClient,
+    node: Any,
+    docker_client: docker.DockerClient,
+) -> None:
     client = as_project(api, node)
-    template = capsule_template("short", [container()],
-                                initContainers=[container(command=["sleep", "1"])])
+    template = capsule_template(
+        "short", [container()], initContainers=[container(command=["sleep", "1"])]
+    )
     uuid = client.post("/v1/capsules", json={"template": template}).json["uuid"]
     assert client.delete(f"/v1/capsules/{uuid}").status == 204
     wait_gone(client, uuid)
@@ -343,24 +430,37 @@ def test_delete_right_after_create(api: ApiClient, node: Any,  # noqa: F811
 
 
 def test_recovery_undoes_an_interrupted_create_and_finishes_a_delete(
-        api: ApiClient, node: Any, docker_client: docker.DockerClient) -> None:  # noqa: F811
+    api: ApiClient, node: Any, docker_client: docker.DockerClient
+) -> None:
     client = as_project(api, node)
-    first = client.post("/v1/capsules", json={"template": capsule_template(
-        "one", [container()])}).json["uuid"]
-    second = client.post("/v1/capsules", json={"template": capsule_template(
-        "two", [container()])}).json["uuid"]
+    first = client.post(
+        "/v1/capsules", json={"template": capsule_template("one", [container()])}
+    ).json["uuid"]
+    second = client.post(
+        "/v1/capsules", json={"template": capsule_template("two", [container()])}
+    ).json["uuid"]
     settled(client, first)
     settled(client, second)
     C = models.Container
     E, A = models.ContainerActionEvent, models.ContainerAction
     with engine.transaction() as session:  # as a crash would leave them
-        session.execute(sa.update(C).where(C.uuid == first).values(
-            status=consts.CREATING, task_state=consts.CONTAINER_CREATING))
+        session.execute(
+            sa.update(C)
+            .where(C.uuid == first)
+            .values(status=consts.CREATING, task_state=consts.CONTAINER_CREATING)
+        )
         # A capsule made before create requests were stored: it cannot be created again.
-        session.execute(sa.delete(E).where(E.event == "schedule_attempt", E.action_id.in_(
-            sa.select(A.id).where(A.container_uuid == first))))
-        session.execute(sa.update(C).where(C.uuid == second).values(
-            status=consts.DELETING, task_state=consts.CONTAINER_DELETING))
+        session.execute(
+            sa.delete(E).where(
+                E.event == "schedule_attempt",
+                E.action_id.in_(sa.select(A.id).where(A.container_uuid == first)),
+            )
+        )
+        session.execute(
+            sa.update(C)
+            .where(C.uuid == second)
+            .values(status=consts.DELETING, task_state=consts.CONTAINER_DELETING)
+        )
     endpoint = CapsuleEndpoint(node.host)
     try:
         endpoint.init_host(get_admin_context())
@@ -376,7 +476,8 @@ def test_recovery_undoes_an_interrupted_create_and_finishes_a_delete(
 
 
 def test_a_create_sent_while_the_agent_restarts_is_done_not_failed(
-        api: ApiClient, node: Any, docker_client: docker.DockerClient) -> None:  # noqa: F811
+    api: ApiClient, node: Any, docker_client: docker.DockerClient
+) -> None:
     """The cast waits in the queue while the agent is down; the agent's start-up recovery
     then finds the capsule Creating on its host. It was never started: recovery must create
     it (from the request stored with the attempt), not fail it as interrupted; the queued
@@ -384,8 +485,9 @@ def test_a_create_sent_while_the_agent_restarts_is_done_not_failed(
     client = as_project(api, node)
     node.rpc.stop()  # the agent stops taking messages: a restart
     node.rpc.wait()
-    uuid = client.post("/v1/capsules", json={"template": capsule_template(
-        "restart", [container()])}).json["uuid"]
+    uuid = client.post(
+        "/v1/capsules", json={"template": capsule_template("restart", [container()])}
+    ).json["uuid"]
     assert client.get(f"/v1/capsules/{uuid}").json["status"] == "Creating"
     admin = get_admin_context()
     for endpoint in node.endpoints:  # the start-up of the agent, in its order
@@ -404,10 +506,14 @@ def test_a_create_sent_while_the_agent_restarts_is_done_not_failed(
     assert len(engine_of(docker_client, uuid)) == 2
 
 
-def test_member_sees_only_its_project(api: ApiClient, node: Any) -> None:  # noqa: F811
+def test_member_sees_only_its_project(api: ApiClient, node: Any) -> None:
     mine = as_project(api, node, admin=False)
-    r = mine.post("/v1/capsules", json={"template": capsule_template(
-        "m1", [{"image": "busybox", "command": ["sleep", "300"]}])})
+    r = mine.post(
+        "/v1/capsules",
+        json={
+            "template": capsule_template("m1", [{"image": "busybox", "command": ["sleep", "300"]}])
+        },
+    )
     # A member's imagePullPolicy would be dropped; busybox:latest defaults to "always",
     # which cannot pull offline: the capsule fails cleanly with the engine's reason.
     assert r.status == 202, r
@@ -422,13 +528,20 @@ def capsule_endpoint_of(node: Any) -> CapsuleEndpoint:
     return next(e for e in node.endpoints if isinstance(e, CapsuleEndpoint))
 
 
-@pytest.mark.parametrize(("command", "reason"), [
-    (["true"], "Succeeded"),
-    (["sh", "-c", "exit 2"], "Failed: container capsule-ends-"),
-])
+@pytest.mark.parametrize(
+    ("command", "reason"),
+    [
+        (["true"], "Succeeded"),
+        (["sh", "-c", "exit 2"], "Failed: container capsule-ends-"),
+    ],
+)
 def test_a_capsule_that_ends_is_stopped_with_its_phase(
-        api: ApiClient, node: Any, docker_client: docker.DockerClient,  # noqa: F811
-        command: list[str], reason: str) -> None:
+    api: ApiClient,
+    node: Any,
+    docker_client: docker.DockerClient,
+    command: list[str],
+    reason: str,
+) -> None:
     client = as_project(api, node)
     template = capsule_template("ends", [container(command=command)], restartPolicy="Never")
     uuid = client.post("/v1/capsules", json={"template": template}).json["uuid"]
@@ -455,11 +568,14 @@ def test_a_capsule_that_ends_is_stopped_with_its_phase(
     wait_gone(client, uuid)
 
 
-def test_a_running_capsule_keeps_running(api: ApiClient, node: Any) -> None:  # noqa: F811
+def test_a_running_capsule_keeps_running(api: ApiClient, node: Any) -> None:
     client = as_project(api, node)
-    uuid = client.post("/v1/capsules", json={"template": capsule_template(
-        "keeps", [container()], restartPolicy="Never")}).json["uuid"]
+    uuid = client.post(
+        "/v1/capsules",
+        json={"template": capsule_template("keeps", [container()], restartPolicy="Never")},
+    ).json["uuid"]
     settled(client, uuid)
     assert capsule_endpoint_of(node).update_phases(get_admin_context()) == {
-        uuid: consts.CAPSULE_RUNNING}
+        uuid: consts.CAPSULE_RUNNING
+    }
     assert client.get(f"/v1/capsules/{uuid}").json["status"] == "Running"

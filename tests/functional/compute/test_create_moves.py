@@ -51,13 +51,26 @@ def bus(node: Any) -> Iterator[RPCService]:
 def broken(node: Any, tmp_path: Path) -> Iterator[ContainerEndpoint]:
     host = f"{node.host}-broken"
     endpoint = ContainerEndpoint(
-        host, driver=DockerDriver(api_url=f"unix://{tmp_path / 'no-engine.sock'}"),
-        state_dir=tmp_path / "broken-state", max_workers=2)
+        host,
+        driver=DockerDriver(api_url=f"unix://{tmp_path / 'no-engine.sock'}"),
+        state_dir=tmp_path / "broken-state",
+        max_workers=2,
+    )
     with db_engine.transaction() as session:
-        session.add(models.ComputeNode(
-            uuid=str(uuid.uuid4()), rp_uuid=str(uuid.uuid4()), hostname=host, cpus=4,
-            cpu_used=0.0, mem_total=8192, mem_used=0, disk_total=100, disk_used=0,
-            runtimes=["runc"]))
+        session.add(
+            models.ComputeNode(
+                uuid=str(uuid.uuid4()),
+                rp_uuid=str(uuid.uuid4()),
+                hostname=host,
+                cpus=4,
+                cpu_used=0.0,
+                mem_total=8192,
+                mem_used=0,
+                disk_total=100,
+                disk_used=0,
+                runtimes=["runc"],
+            )
+        )
     for name in (node.host, host):
         service_heartbeat.report_up(name, "zun-compute")
     try:
@@ -69,22 +82,33 @@ def broken(node: Any, tmp_path: Path) -> Iterator[ContainerEndpoint]:
 
 def _usage(host: str) -> tuple[float, int]:
     with db_engine.transaction(readonly=True) as session:
-        row = session.execute(sa.select(models.ComputeNode.cpu_used, models.ComputeNode.mem_used)
-                              .where(models.ComputeNode.hostname == host)).one()
+        row = session.execute(
+            sa.select(models.ComputeNode.cpu_used, models.ComputeNode.mem_used).where(
+                models.ComputeNode.hostname == host
+            )
+        ).one()
     return float(row[0]), int(row[1])
 
 
-def test_an_engine_failure_moves_the_create_to_another_host(node: Any, bus: RPCService,
-                                                            broken: ContainerEndpoint) -> None:
+def test_an_engine_failure_moves_the_create_to_another_host(
+    node: Any, bus: RPCService, broken: ContainerEndpoint
+) -> None:
     periodic_tasks.update_inventory(node.manager, node.context())
     before = _usage(node.host)
     uuid_, ctx = node.add(host=broken.host)
     with db_engine.transaction() as session:
-        action_id = session.scalar(sa.select(models.ContainerAction.id)
-                                   .where(models.ContainerAction.container_uuid == uuid_))
-        attempt_q.record(session, action_id, broken.host, 1, {
-            "run": True, "requested_networks": [], "requested_volumes": [],
-            "is_admin": True})
+        action_id = session.scalar(
+            sa.select(models.ContainerAction.id).where(
+                models.ContainerAction.container_uuid == uuid_
+            )
+        )
+        attempt_q.record(
+            session,
+            action_id,
+            broken.host,
+            1,
+            {"run": True, "requested_networks": [], "requested_volumes": [], "is_admin": True},
+        )
     assert _usage(broken.host) == (0.1, 32)
 
     broken.container_create(ctx, uuid_, run=True)
@@ -94,8 +118,9 @@ def test_an_engine_failure_moves_the_create_to_another_host(node: Any, bus: RPCS
         time.sleep(0.1)
     node.wait()
     row = node.row(uuid_)
-    assert (row.status, row.host, row.task_state) == (consts.RUNNING, node.host, None), \
+    assert (row.status, row.host, row.task_state) == (consts.RUNNING, node.host, None), (
         row.status_reason
+    )
     assert node.engine_container(uuid_).status == "running"
     assert _usage(broken.host) == (0.0, 0)
     cpu, mem, _ = claims.container_resources(0.1, "32", None)

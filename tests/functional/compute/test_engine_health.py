@@ -36,8 +36,13 @@ class EngineRelay:
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
-            ["socat", f"UNIX-LISTEN:{self.path},fork,unlink-early",
-             "UNIX-CONNECT:/var/run/docker.sock"], stderr=subprocess.DEVNULL)
+            [
+                "socat",
+                f"UNIX-LISTEN:{self.path},fork,unlink-early",
+                "UNIX-CONNECT:/var/run/docker.sock",
+            ],
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 10
         while not self.path.exists():
             assert time.monotonic() < deadline, "socat did not listen"
@@ -65,8 +70,9 @@ def relay(tmp_path: Path, docker_client: object) -> Iterator[EngineRelay]:
 
 def _service(host: str) -> models.ZunService:
     with db_engine.transaction(readonly=True) as session:
-        return session.scalars(sa.select(models.ZunService)
-                               .where(models.ZunService.host == host)).one()
+        return session.scalars(
+            sa.select(models.ZunService).where(models.ZunService.host == host)
+        ).one()
 
 
 def test_probe_answers_none_then_why(relay: EngineRelay) -> None:
@@ -81,8 +87,9 @@ def test_probe_answers_none_then_why(relay: EngineRelay) -> None:
 def test_probe_of_an_engine_that_never_answers_is_bounded(tmp_path: Path) -> None:
     # A socket that accepts and never replies: a hung engine.
     path = tmp_path / "hung.sock"
-    hung = subprocess.Popen(["socat", f"UNIX-LISTEN:{path},fork", "EXEC:sleep 30"],
-                            stderr=subprocess.DEVNULL)
+    hung = subprocess.Popen(
+        ["socat", f"UNIX-LISTEN:{path},fork", "EXEC:sleep 30"], stderr=subprocess.DEVNULL
+    )
     try:
         deadline = time.monotonic() + 10
         while not path.exists():
@@ -101,8 +108,12 @@ def test_heartbeat_disables_and_enables_the_service_by_itself(node_db: str) -> N
     host = f"hb-{uuid.uuid4().hex[:8]}"
     service_heartbeat.report_up(host, "zun-compute", engine_checked=True, engine_error=None)
     assert (_service(host).disabled, _service(host).disabled_reason) == (False, None)
-    service_heartbeat.report_up(host, "zun-compute", engine_checked=True,
-                                engine_error="the container engine at x does not answer")
+    service_heartbeat.report_up(
+        host,
+        "zun-compute",
+        engine_checked=True,
+        engine_error="the container engine at x does not answer",
+    )
     row = _service(host)
     assert row.disabled is True
     assert row.disabled_reason == "AUTO: the container engine at x does not answer"
@@ -114,10 +125,14 @@ def test_heartbeat_never_overrides_an_operator(node_db: str) -> None:
     host = f"hb-{uuid.uuid4().hex[:8]}"
     service_heartbeat.report_up(host, "zun-compute")
     with db_engine.transaction() as session:
-        session.execute(sa.update(models.ZunService).where(models.ZunService.host == host)
-                        .values(disabled=True, disabled_reason="maintenance"))
-    service_heartbeat.report_up(host, "zun-compute", engine_checked=True,
-                                engine_error="engine gone")
+        session.execute(
+            sa.update(models.ZunService)
+            .where(models.ZunService.host == host)
+            .values(disabled=True, disabled_reason="maintenance")
+        )
+    service_heartbeat.report_up(
+        host, "zun-compute", engine_checked=True, engine_error="engine gone"
+    )
     assert _service(host).disabled_reason == "maintenance"
     service_heartbeat.report_up(host, "zun-compute", engine_checked=True, engine_error=None)
     assert (_service(host).disabled, _service(host).disabled_reason) == (True, "maintenance")
@@ -125,7 +140,8 @@ def test_heartbeat_never_overrides_an_operator(node_db: str) -> None:
 
 def test_first_report_of_a_node_without_engine_is_disabled(node_db: str) -> None:
     host = f"hb-{uuid.uuid4().hex[:8]}"
-    service_heartbeat.report_up(host, "zun-compute", engine_checked=True,
-                                engine_error="engine gone")
+    service_heartbeat.report_up(
+        host, "zun-compute", engine_checked=True, engine_error="engine gone"
+    )
     assert _service(host).disabled is True
     assert _service(host).disabled_reason == "AUTO: engine gone"

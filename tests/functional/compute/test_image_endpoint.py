@@ -40,15 +40,17 @@ def _ctx(project: str = "p1") -> RequestContext:
 def _image_row(repo: str, tag: str = "latest", project: str = "p1") -> str:
     image_uuid = str(uuid.uuid4())
     with db_engine.transaction() as session:
-        session.add(models.Image(uuid=image_uuid, repo=repo, tag=tag, host="node-x",
-                                 project_id=project))
+        session.add(
+            models.Image(uuid=image_uuid, repo=repo, tag=tag, host="node-x", project_id=project)
+        )
     return image_uuid
 
 
 def _row(image_uuid: str) -> models.Image | None:
     with db_engine.transaction(readonly=True) as session:
-        return session.scalars(sa.select(models.Image)
-                               .where(models.Image.uuid == image_uuid)).first()
+        return session.scalars(
+            sa.select(models.Image).where(models.Image.uuid == image_uuid)
+        ).first()
 
 
 def _untag(client: docker.DockerClient, ref: str) -> None:
@@ -59,8 +61,8 @@ def _untag(client: docker.DockerClient, ref: str) -> None:
 
 
 def test_pull_with_configured_credentials_then_delete(
-        endpoint: ImageEndpoint, private_registry: dict[str, str],
-        docker_client: docker.DockerClient) -> None:
+    endpoint: ImageEndpoint, private_registry: dict[str, str], docker_client: docker.DockerClient
+) -> None:
     ref = private_registry["image"]
     repo = ref.rsplit(":", 1)[0]
     _untag(docker_client, ref)
@@ -71,8 +73,7 @@ def test_pull_with_configured_credentials_then_delete(
     try:
         endpoint.image_pull(_ctx(), image_uuid)
     finally:
-        for name in ("default_registry", "default_registry_username",
-                     "default_registry_password"):
+        for name in ("default_registry", "default_registry_username", "default_registry_password"):
             CONF.clear_override(name, group="docker")
     try:
         row = _row(image_uuid)
@@ -86,8 +87,8 @@ def test_pull_with_configured_credentials_then_delete(
 
 
 def test_delete_of_an_image_in_use_keeps_row_and_image(
-        endpoint: ImageEndpoint, busybox_image: str,
-        docker_client: docker.DockerClient) -> None:
+    endpoint: ImageEndpoint, busybox_image: str, docker_client: docker.DockerClient
+) -> None:
     tag = f"zt-{uuid.uuid4().hex[:8]}"
     # An image of its own (one tag only), which a container then uses.
     source = docker_client.containers.create(busybox_image, ["true"])
@@ -107,8 +108,9 @@ def test_delete_of_an_image_in_use_keeps_row_and_image(
     assert _row(image_uuid) is None
 
 
-def test_search_needs_a_registry_and_no_glance(endpoint: ImageEndpoint,
-                                               registry: dict[str, str]) -> None:
+def test_search_needs_a_registry_and_no_glance(
+    endpoint: ImageEndpoint, registry: dict[str, str]
+) -> None:
     with pytest.raises(exception.Invalid):
         endpoint.image_search(_ctx(), "busybox")
     with pytest.raises(exception.Invalid):

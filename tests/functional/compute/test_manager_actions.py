@@ -20,15 +20,15 @@ from zun.db import models
 pytestmark = pytest.mark.docker
 
 
-def _act(node: Any, uuid_: str, action: str, task: str, method: str, *args: Any,
-         **extra: Any) -> models.Container:
+def _act(
+    node: Any, uuid_: str, action: str, task: str, method: str, *args: Any, **extra: Any
+) -> models.Container:
     ctx = node.begin(uuid_, action, task, **extra)
     getattr(node.manager, method)(ctx, uuid_, *args)
     node.wait()
     row = node.row(uuid_)
     assert row.task_state is None
-    assert (f"compute__do_container_{action}", "Success") in node.events(uuid_), \
-        node.events(uuid_)
+    assert (f"compute__do_container_{action}", "Success") in node.events(uuid_), node.events(uuid_)
     return row
 
 
@@ -62,8 +62,15 @@ def test_lifecycle(node: Any) -> None:
     assert row.status == consts.RUNNING
 
     started = node.engine_container(uuid_).attrs["State"]["StartedAt"]
-    row = _act(node, uuid_, "reboot", consts.CONTAINER_REBOOTING, "container_reboot", 0,
-               status=consts.RESTARTING)
+    row = _act(
+        node,
+        uuid_,
+        "reboot",
+        consts.CONTAINER_REBOOTING,
+        "container_reboot",
+        0,
+        status=consts.RESTARTING,
+    )
     assert row.status == consts.RUNNING
     assert node.engine_container(uuid_).attrs["State"]["StartedAt"] != started
 
@@ -158,8 +165,7 @@ def test_logs_exec_top_stats(node: Any) -> None:
 
 def test_interactive_exec_is_recorded(node: Any) -> None:
     uuid_ = node.run()
-    result = node.manager.container_exec(node.context(), uuid_, ["sh"], run=False,
-                                         interactive=True)
+    result = node.manager.container_exec(node.context(), uuid_, ["sh"], run=False, interactive=True)
     assert len(result["exec_id"]) == 64 and result["token"]
     with db_engine.transaction(readonly=True) as session:
         row = session.query(models.ExecInstance).one()
@@ -188,8 +194,9 @@ def test_archives(node: Any) -> None:
         info.size = 5
         tar.addfile(info, io.BytesIO(b"hello"))
     ctx = node.context()
-    node.manager.container_put_archive(ctx, uuid_, "/tmp",
-                                       base64.b64encode(buffer.getvalue()).decode())
+    node.manager.container_put_archive(
+        ctx, uuid_, "/tmp", base64.b64encode(buffer.getvalue()).decode()
+    )
     got = node.manager.container_get_archive(ctx, uuid_, "/tmp/note.txt")
     assert got["stat"]["name"] == "note.txt" and got["stat"]["size"] == 5
     with tarfile.open(fileobj=io.BytesIO(base64.b64decode(got["data"]))) as tar:
@@ -219,11 +226,20 @@ def test_commit_records_the_image(node: Any) -> None:
     uuid_ = node.run()
     repo = f"zt-commit-{node.project_id}"
     with db_engine.transaction() as session:
-        session.add(models.Image(uuid=f"{node.project_id}-img", repo=repo, tag="v1",
-                                 host=node.host))
+        session.add(
+            models.Image(uuid=f"{node.project_id}-img", repo=repo, tag="v1", host=node.host)
+        )
     try:
-        _act(node, uuid_, "commit", "container_committing", "container_commit", repo, "v1",
-             f"{node.project_id}-img")
+        _act(
+            node,
+            uuid_,
+            "commit",
+            "container_committing",
+            "container_commit",
+            repo,
+            "v1",
+            f"{node.project_id}-img",
+        )
         image = node.docker.images.get(f"{repo}:v1")
         with db_engine.transaction(readonly=True) as session:
             row = session.query(models.Image).filter_by(uuid=f"{node.project_id}-img").one()
@@ -236,23 +252,47 @@ def test_commit_records_the_image(node: Any) -> None:
 def test_rebuild_keeps_identity_and_networks(node: Any) -> None:
     uuid_ = node.run()
     before = node.row(uuid_)
-    row = _act(node, uuid_, "rebuild", consts.CONTAINER_REBUILDING, "container_rebuild", True,
-               None, None, status=consts.REBUILDING)
+    row = _act(
+        node,
+        uuid_,
+        "rebuild",
+        consts.CONTAINER_REBUILDING,
+        "container_rebuild",
+        True,
+        None,
+        None,
+        status=consts.REBUILDING,
+    )
     assert row.status == consts.RUNNING
     assert row.container_id != before.container_id
     assert (row.uuid, row.name) == (before.uuid, before.name)
     assert list(row.addresses) == list(before.addresses)
     assert node.engine_container(uuid_).id == row.container_id
 
-    row = _act(node, uuid_, "rebuild", consts.CONTAINER_REBUILDING, "container_rebuild", False,
-               None, None, status=consts.REBUILDING)
+    row = _act(
+        node,
+        uuid_,
+        "rebuild",
+        consts.CONTAINER_REBUILDING,
+        "container_rebuild",
+        False,
+        None,
+        None,
+        status=consts.REBUILDING,
+    )
     assert row.status == consts.CREATED
 
 
 def test_rebuild_with_a_missing_image_is_an_error(node: Any) -> None:
     uuid_ = node.run()
-    ctx = node.begin(uuid_, "rebuild", consts.CONTAINER_REBUILDING, status=consts.REBUILDING,
-                     image="zun-test/absent:x", image_pull_policy="never")
+    ctx = node.begin(
+        uuid_,
+        "rebuild",
+        consts.CONTAINER_REBUILDING,
+        status=consts.REBUILDING,
+        image="zun-test/absent:x",
+        image_pull_policy="never",
+    )
     node.manager.container_rebuild(ctx, uuid_, True, "zun-test/absent:x", None)
     node.wait()
     row = node.row(uuid_)
@@ -301,8 +341,9 @@ def test_node_refuses_a_member_joining_another_projects_network(node: Any) -> No
     """The API checks this first; the node checks again, so a message that did not come from
     the API cannot put a container on another tenant's bridge."""
     uuid_ = node.run()
-    other = node.docker.networks.create(f"zun-other-{node.project_id}",
-                                        labels={"zun.managed": "true"})
+    other = node.docker.networks.create(
+        f"zun-other-{node.project_id}", labels={"zun.managed": "true"}
+    )
     try:
         ctx = node.begin(uuid_, "network_attach", consts.NETWORK_ATTACHING)
         ctx.is_admin = False
@@ -325,8 +366,7 @@ def test_node_refuses_to_create_a_members_container_on_the_host_network(node: An
     uuid_, ctx = node.add()
     ctx.is_admin = False
     ctx.roles = ["member"]
-    node.manager.container_create(ctx, uuid_, run=True,
-                                  requested_networks=[{"network": "host"}])
+    node.manager.container_create(ctx, uuid_, run=True, requested_networks=[{"network": "host"}])
     node.wait()
     row = node.row(uuid_)
     assert row.status == consts.ERROR and "host could not be found" in row.status_reason
@@ -337,8 +377,9 @@ def test_show_keeps_the_reason_of_a_container_that_failed(node: Any) -> None:
     """A show racing the end of a failed create must not replace the engine's refusal with
     "missing in the engine" (seen as a flaky e2e failure before the fix)."""
     reason = "Docker internal error: Minimum memory limit allowed is 6MB."
-    uuid_, _ = node.add(action=None, claim=False, status=consts.ERROR, task_state=None,
-                        status_reason=reason)
+    uuid_, _ = node.add(
+        action=None, claim=False, status=consts.ERROR, task_state=None, status_reason=reason
+    )
     shown = node.manager.container_show(node.context(), uuid_)
     assert shown["status"] == consts.ERROR and shown["status_reason"] == reason
     assert node.row(uuid_).status_reason == reason
@@ -380,13 +421,18 @@ def test_an_auto_heal_row_a_read_had_put_in_error_is_healed(node: Any) -> None:
     for ident in (uuid_, failed):
         node.engine_container(ident).remove(force=True)
     with db_engine.transaction() as session:
-        session.execute(sa.update(models.Container).where(models.Container.uuid == uuid_)
-                        .values(status=consts.ERROR, status_reason=REASON_NOT_IN_ENGINE))
-        session.execute(sa.update(models.Container).where(models.Container.uuid == failed)
-                        .values(status=consts.ERROR, status_reason="image gone"))
+        session.execute(
+            sa.update(models.Container)
+            .where(models.Container.uuid == uuid_)
+            .values(status=consts.ERROR, status_reason=REASON_NOT_IN_ENGINE)
+        )
+        session.execute(
+            sa.update(models.Container)
+            .where(models.Container.uuid == failed)
+            .values(status=consts.ERROR, status_reason="image gone")
+        )
     periodic_tasks.sync_container_state(node.manager, node.context())
     node.wait()
     assert node.row(uuid_).status == consts.RUNNING
     assert node.engine_container(uuid_).status == "running"
-    assert (node.row(failed).status, node.row(failed).status_reason) == \
-        (consts.ERROR, "image gone")
+    assert (node.row(failed).status, node.row(failed).status_reason) == (consts.ERROR, "image gone")

@@ -79,8 +79,7 @@ def test_create_without_run_is_created(node: Any) -> None:
 
 
 def test_image_that_does_not_exist(node: Any, registry: dict[str, str]) -> None:
-    uuid_, ctx = node.add(image=f"{registry['url']}/nosuchimage:1",
-                          image_pull_policy="always")
+    uuid_, ctx = node.add(image=f"{registry['url']}/nosuchimage:1", image_pull_policy="always")
     node.manager.container_create(ctx, uuid_, run=True)
     node.wait()
     row = _assert_nothing_left(node, uuid_)
@@ -98,34 +97,44 @@ def test_image_absent_with_policy_never(node: Any) -> None:
 
 def _registry_row(node: Any, reg: dict[str, str], password: str) -> int:
     with db_engine.transaction() as session:
-        row = models.Registry(uuid=node.project_id + "-reg", name="private",
-                              domain=reg["url"], username=reg["username"],
-                              password=crypt.encrypt(password), project_id=node.project_id)
+        row = models.Registry(
+            uuid=node.project_id + "-reg",
+            name="private",
+            domain=reg["url"],
+            username=reg["username"],
+            password=crypt.encrypt(password),
+            project_id=node.project_id,
+        )
         session.add(row)
         session.flush()
         return row.id
 
 
-def test_private_registry_refusing_credentials(node: Any, private_registry: dict[str, str],
-                                               caplog: pytest.LogCaptureFixture) -> None:
+def test_private_registry_refusing_credentials(
+    node: Any, private_registry: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
     registry_id = _registry_row(node, private_registry, "wrong-password")
-    uuid_, ctx = node.add(image="private/busybox:latest", registry_id=registry_id,
-                          image_pull_policy="always")
+    uuid_, ctx = node.add(
+        image="private/busybox:latest", registry_id=registry_id, image_pull_policy="always"
+    )
     with caplog.at_level("DEBUG"):
         node.manager.container_create(ctx, uuid_, run=True)
         node.wait()
     row = _assert_nothing_left(node, uuid_)
-    assert "unauthorized" in row.status_reason.lower() or "authentication" in \
-        row.status_reason.lower(), row.status_reason
+    assert (
+        "unauthorized" in row.status_reason.lower() or "authentication" in row.status_reason.lower()
+    ), row.status_reason
     assert "wrong-password" not in caplog.text
     assert "wrong-password" not in row.status_reason
 
 
-def test_private_registry_with_good_credentials(node: Any, private_registry: dict[str, str],
-                                                caplog: pytest.LogCaptureFixture) -> None:
+def test_private_registry_with_good_credentials(
+    node: Any, private_registry: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
     registry_id = _registry_row(node, private_registry, private_registry["password"])
-    uuid_, ctx = node.add(image="private/busybox:latest", registry_id=registry_id,
-                          image_pull_policy="always")
+    uuid_, ctx = node.add(
+        image="private/busybox:latest", registry_id=registry_id, image_pull_policy="always"
+    )
     with caplog.at_level("DEBUG"):
         node.manager.container_create(ctx, uuid_, run=True)
         node.wait()
@@ -168,8 +177,10 @@ def test_failed_create_keeps_the_network_of_other_containers(node: Any) -> None:
 def test_volumes_are_made_mounted_and_released(node: Any) -> None:
     content = base64.b64encode(b"hello from zun\n").decode()
     uuid_, ctx = node.add(command=["sh", "-c", "cat /etc/greeting; sleep 300"])
-    mounts = [{"type": "volume", "size": 1, "destination": "/data"},
-              {"type": "bind", "source": content, "destination": "/etc/greeting"}]
+    mounts = [
+        {"type": "volume", "size": 1, "destination": "/data"},
+        {"type": "bind", "source": content, "destination": "/etc/greeting"},
+    ]
     node.manager.container_create(ctx, uuid_, run=True, requested_volumes=mounts)
     node.wait()
     assert node.row(uuid_).status == consts.RUNNING
@@ -195,8 +206,7 @@ def test_requested_network(node: Any) -> None:
     net = node.docker.networks.create(name, labels={"zun.managed": "true"})
     try:
         uuid_, ctx = node.add()
-        node.manager.container_create(ctx, uuid_, run=True,
-                                      requested_networks=[{"network": name}])
+        node.manager.container_create(ctx, uuid_, run=True, requested_networks=[{"network": name}])
         node.wait()
         row = node.row(uuid_)
         assert row.status == consts.RUNNING, row.status_reason
@@ -209,8 +219,9 @@ def test_requested_network(node: Any) -> None:
 
 def test_requested_network_that_does_not_exist(node: Any) -> None:
     uuid_, ctx = node.add()
-    node.manager.container_create(ctx, uuid_, run=True,
-                                  requested_networks=[{"network": "zt-no-such-network"}])
+    node.manager.container_create(
+        ctx, uuid_, run=True, requested_networks=[{"network": "zt-no-such-network"}]
+    )
     node.wait()
     row = _assert_nothing_left(node, uuid_)
     assert "zt-no-such-network" in row.status_reason

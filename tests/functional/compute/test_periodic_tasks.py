@@ -35,10 +35,20 @@ def count_statements() -> Iterator[list[str]]:
 
 
 def _add_other_host_rows(count: int) -> None:
-    rows = [{"uuid": str(uuid.uuid4()), "name": f"o{i}", "host": "some-other-node",
-             "status": consts.RUNNING, "cpu": 1.0, "memory": "64", "image": "busybox",
-             "container_type": consts.TYPE_CONTAINER, "project_id": "other"}
-            for i in range(count)]
+    rows = [
+        {
+            "uuid": str(uuid.uuid4()),
+            "name": f"o{i}",
+            "host": "some-other-node",
+            "status": consts.RUNNING,
+            "cpu": 1.0,
+            "memory": "64",
+            "image": "busybox",
+            "container_type": consts.TYPE_CONTAINER,
+            "project_id": "other",
+        }
+        for i in range(count)
+    ]
     with db_engine.transaction() as session:
         session.execute(sa.insert(models.Container), rows)
 
@@ -54,8 +64,11 @@ def test_inventory(node: Any, docker_client: Any) -> None:
     node.run(cpu=0.5, memory="100")
     # Drift (a claim lost by a crash) is healed from the rows of this host.
     with db_engine.transaction() as session:
-        session.execute(sa.update(models.ComputeNode).where(
-            models.ComputeNode.hostname == node.host).values(cpu_used=7.0, mem_used=9999))
+        session.execute(
+            sa.update(models.ComputeNode)
+            .where(models.ComputeNode.hostname == node.host)
+            .values(cpu_used=7.0, mem_used=9999)
+        )
     _add_other_host_rows(3)
     periodic_tasks.update_inventory(node.manager, node.context())
     cn = node.compute_node()
@@ -90,8 +103,11 @@ def test_sync_leaves_busy_rows_alone(node: Any) -> None:
     uuid_ = node.run()
     node.docker.api.stop(f"zun-{uuid_}", timeout=0)
     with db_engine.transaction() as session:
-        session.execute(sa.update(models.Container).where(models.Container.uuid == uuid_)
-                        .values(task_state=consts.CONTAINER_STOPPING))
+        session.execute(
+            sa.update(models.Container)
+            .where(models.Container.uuid == uuid_)
+            .values(task_state=consts.CONTAINER_STOPPING)
+        )
     periodic_tasks.sync_container_state(node.manager, node.context())
     assert node.row(uuid_).status == consts.RUNNING
 
@@ -135,17 +151,24 @@ def test_reaping_removes_only_rowless_engine_containers(node: Any, busybox_image
     kept = node.run()
     orphan_uuid = str(uuid.uuid4())
     orphan = node.docker.containers.create(
-        busybox_image, ["sleep", "300"], name=f"zun-{orphan_uuid}",
-        labels={"zun.managed": "true", "zun.container.uuid": orphan_uuid,
-                "zun.host": node.host})
+        busybox_image,
+        ["sleep", "300"],
+        name=f"zun-{orphan_uuid}",
+        labels={"zun.managed": "true", "zun.container.uuid": orphan_uuid, "zun.host": node.host},
+    )
     other_host_uuid = str(uuid.uuid4())
     other = node.docker.containers.create(
-        busybox_image, ["sleep", "300"], name=f"zun-{other_host_uuid}",
-        labels={"zun.managed": "true", "zun.container.uuid": other_host_uuid,
-                "zun.host": "another-node"})
+        busybox_image,
+        ["sleep", "300"],
+        name=f"zun-{other_host_uuid}",
+        labels={
+            "zun.managed": "true",
+            "zun.container.uuid": other_host_uuid,
+            "zun.host": "another-node",
+        },
+    )
     try:
-        assert periodic_tasks.reap_orphans(node.manager, node.context(),
-                                           grace_period=3600) == []
+        assert periodic_tasks.reap_orphans(node.manager, node.context(), grace_period=3600) == []
         reaped = periodic_tasks.reap_orphans(node.manager, node.context(), grace_period=0)
         assert reaped == [orphan_uuid]
         assert node.engine_container(orphan_uuid) is None
@@ -163,8 +186,11 @@ def test_reaping_removes_containers_whose_row_moved_to_another_host(node: Any) -
     moved = node.run()
     kept = node.run()
     with db_engine.transaction() as session:
-        session.execute(sa.update(models.Container).where(models.Container.uuid == moved)
-                        .values(host="another-node"))
+        session.execute(
+            sa.update(models.Container)
+            .where(models.Container.uuid == moved)
+            .values(host="another-node")
+        )
     reaped = periodic_tasks.reap_orphans(node.manager, node.context(), grace_period=0)
     assert reaped == [moved]
     assert node.engine_container(moved) is None
@@ -177,8 +203,9 @@ def test_auto_remove_container_gone_before_its_status_is_read(node: Any) -> None
     node.manager.container_create(ctx, uuid_, run=True)
     node.wait()
     row = node.row(uuid_)
-    assert row.status in (consts.RUNNING, consts.DELETED, consts.DEAD, consts.STOPPED), \
+    assert row.status in (consts.RUNNING, consts.DELETED, consts.DEAD, consts.STOPPED), (
         row.status_reason
+    )
     deadline = time.monotonic() + 20
     while node.engine_container(uuid_) is not None and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -191,8 +218,12 @@ def test_auto_remove_container_gone_before_its_status_is_read(node: Any) -> None
 def test_tasks_for_the_agent(node: Any) -> None:
     tasks = node.manager.periodic_tasks()
     names = {func.__name__ for func, _, _ in tasks}
-    assert names == {"update_inventory", "sync_container_state", "delete_unused_containers",
-                     "reap_orphans"}
+    assert names == {
+        "update_inventory",
+        "sync_container_state",
+        "delete_unused_containers",
+        "reap_orphans",
+    }
     for func, spacing, _ in tasks:
         assert spacing > 0
         func(node.context())

@@ -30,8 +30,11 @@ LIMIT = 3
 
 def _count(project: str) -> int:
     with db_engine.transaction(readonly=True) as session:
-        return session.scalar(sa.select(sa.func.count()).select_from(models.Container)
-                              .where(models.Container.project_id == project))
+        return session.scalar(
+            sa.select(sa.func.count())
+            .select_from(models.Container)
+            .where(models.Container.project_id == project)
+        )
 
 
 def _create_factory(engine: Engine, start: threading.Barrier) -> Callable[[str], None]:
@@ -46,10 +49,19 @@ def _create_factory(engine: Engine, start: threading.Barrier) -> Callable[[str],
             if not sqlite and first_try[0]:
                 start.wait()  # every transaction is open (and has its snapshot) here
             first_try[0] = False
-            quota.enforce_in_transaction(session, None, project,
-                                         {"containers": 1, "cpu": 0.5, "memory": 64, "disk": 0})
-            session.add(models.Container(uuid=str(uuid.uuid4()), project_id=project, cpu=0.5,
-                                         memory="64", disk=0, container_type=0))
+            quota.enforce_in_transaction(
+                session, None, project, {"containers": 1, "cpu": 0.5, "memory": 64, "disk": 0}
+            )
+            session.add(
+                models.Container(
+                    uuid=str(uuid.uuid4()),
+                    project_id=project,
+                    cpu=0.5,
+                    memory="64",
+                    disk=0,
+                    container_type=0,
+                )
+            )
 
     return lambda project: create(project, [True])
 
@@ -77,7 +89,7 @@ def _race(engine: Engine, projects: list[str]) -> dict[str, list[str]]:
     return outcome
 
 
-def test_concurrent_creates_at_the_limit(backend: Engine) -> None:  # noqa: F811
+def test_concurrent_creates_at_the_limit(backend: Engine) -> None:
     # The limit comes from the default class, so the lock row does not exist yet: the threads
     # also race to create it.
     with db_engine.transaction() as session:
@@ -91,7 +103,7 @@ def test_concurrent_creates_at_the_limit(backend: Engine) -> None:  # noqa: F811
     assert lock_rows == ["p1"]
 
 
-def test_two_projects_race_independently(backend: Engine) -> None:  # noqa: F811
+def test_two_projects_race_independently(backend: Engine) -> None:
     with db_engine.transaction() as session:
         quota.set_class_limits(session, "default", {"containers": 2})
     outcome = _race(backend, ["pa", "pb"] * 4)
@@ -101,7 +113,7 @@ def test_two_projects_race_independently(backend: Engine) -> None:  # noqa: F811
         assert _count(project) == 2
 
 
-def test_a_second_check_waits_for_the_first_transaction(backend: Engine) -> None:  # noqa: F811
+def test_a_second_check_waits_for_the_first_transaction(backend: Engine) -> None:
     """Deterministic proof of the lock: B blocks while A holds it, then sees A's row."""
     with db_engine.transaction() as session:
         quota.set_project_limits(session, "p1", {"containers": 1})

@@ -18,16 +18,20 @@ pytestmark = pytest.mark.docker
 
 def _set(uuid_: str, **values: Any) -> None:
     with db_engine.transaction() as session:
-        session.execute(sa.update(models.Container).where(models.Container.uuid == uuid_)
-                        .values(**values))
+        session.execute(
+            sa.update(models.Container).where(models.Container.uuid == uuid_).values(**values)
+        )
 
 
 def test_interrupted_create_is_undone(node: Any, busybox_image: str) -> None:
     uuid_, _ = node.add(task_state=consts.IMAGE_PULLING)
     # What a crash between docker create and the final write leaves behind.
-    node.docker.containers.create(busybox_image, ["sleep", "300"], name=f"zun-{uuid_}",
-                                  labels={"zun.managed": "true", "zun.container.uuid": uuid_,
-                                          "zun.host": node.host})
+    node.docker.containers.create(
+        busybox_image,
+        ["sleep", "300"],
+        name=f"zun-{uuid_}",
+        labels={"zun.managed": "true", "zun.container.uuid": uuid_, "zun.host": node.host},
+    )
     assert node.compute_node().cpu_used == pytest.approx(0.1)
     node.manager.init_host(node.context())
     node.wait()
@@ -39,8 +43,7 @@ def test_interrupted_create_is_undone(node: Any, busybox_image: str) -> None:
     assert node.compute_node().cpu_used == pytest.approx(0.0)
 
 
-def test_interrupted_create_with_its_request_is_done_again(node: Any,
-                                                          busybox_image: str) -> None:
+def test_interrupted_create_with_its_request_is_done_again(node: Any, busybox_image: str) -> None:
     """A create whose request is stored (every create since issue 12) is redone at start-up,
     whether the node died in its middle or before receiving it; the half-made engine
     container goes first, the claim stays."""
@@ -48,19 +51,30 @@ def test_interrupted_create_with_its_request_is_done_again(node: Any,
 
     uuid_, ctx = node.add(task_state=consts.CONTAINER_CREATING)
     with db_engine.transaction() as session:
-        action_id = session.scalar(sa.select(models.ContainerAction.id)
-                                   .where(models.ContainerAction.container_uuid == uuid_))
-        attempt_q.record(session, action_id, node.host, 1, {
-            "run": True, "requested_networks": [], "requested_volumes": [],
-            "is_admin": True})
+        action_id = session.scalar(
+            sa.select(models.ContainerAction.id).where(
+                models.ContainerAction.container_uuid == uuid_
+            )
+        )
+        attempt_q.record(
+            session,
+            action_id,
+            node.host,
+            1,
+            {"run": True, "requested_networks": [], "requested_volumes": [], "is_admin": True},
+        )
     stale = node.docker.containers.create(
-        busybox_image, ["sleep", "300"], name=f"zun-{uuid_}",
-        labels={"zun.managed": "true", "zun.container.uuid": uuid_, "zun.host": node.host})
+        busybox_image,
+        ["sleep", "300"],
+        name=f"zun-{uuid_}",
+        labels={"zun.managed": "true", "zun.container.uuid": uuid_, "zun.host": node.host},
+    )
     node.manager.init_host(node.context())
     node.wait()
     row = node.row(uuid_)
-    assert (row.status, row.task_state, row.host) == (consts.RUNNING, None, node.host), \
+    assert (row.status, row.task_state, row.host) == (consts.RUNNING, None, node.host), (
         row.status_reason
+    )
     assert node.engine_container(uuid_).id != stale.id
     assert node.compute_node().cpu_used == pytest.approx(0.1)
     assert ("compute__do_container_create", "Success") in node.events(uuid_)
@@ -68,8 +82,10 @@ def test_interrupted_create_with_its_request_is_done_again(node: Any,
     node.manager.container_create(ctx, uuid_, run=True)
     node.wait()
     assert node.row(uuid_).status == consts.RUNNING
-    assert len([c for c in node.engine_containers()
-                if c.labels.get("zun.container.uuid") == uuid_]) == 1
+    assert (
+        len([c for c in node.engine_containers() if c.labels.get("zun.container.uuid") == uuid_])
+        == 1
+    )
 
 
 def test_interrupted_delete_is_finished(node: Any) -> None:

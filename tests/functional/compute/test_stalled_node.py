@@ -25,10 +25,17 @@ def _move(uuid_: str, from_host: str, to_host: str) -> None:
     """What zun.compute.relocation.move writes when it moves a create (its CAS)."""
     with db_engine.transaction() as session:
         moved = session.execute(
-            sa.update(C).where(C.uuid == uuid_, C.host == from_host,
-                               C.status == consts.CREATING)
-            .values(host=to_host, task_state=consts.CONTAINER_CREATING, status_reason=None,
-                    container_id=None, status_detail=None, addresses=None)).rowcount
+            sa.update(C)
+            .where(C.uuid == uuid_, C.host == from_host, C.status == consts.CREATING)
+            .values(
+                host=to_host,
+                task_state=consts.CONTAINER_CREATING,
+                status_reason=None,
+                container_id=None,
+                status_detail=None,
+                addresses=None,
+            )
+        ).rowcount
     assert moved == 1
 
 
@@ -47,8 +54,11 @@ def test_a_create_moved_away_while_the_node_stalled_is_not_overwritten(node: Any
     node.manager.container_create(ctx, uuid_, run=True)
     node.wait()
     row = node.row(uuid_)
-    assert (row.host, row.status, row.task_state) == (other, consts.CREATING,
-                                                      consts.CONTAINER_CREATING)
+    assert (row.host, row.status, row.task_state) == (
+        other,
+        consts.CREATING,
+        consts.CONTAINER_CREATING,
+    )
     assert row.container_id is None
     assert node.engine_container(uuid_) is None
 
@@ -72,7 +82,8 @@ def test_a_failed_create_moved_away_is_not_marked_error(node: Any) -> None:
 
 
 def test_a_status_sync_does_not_write_a_row_that_moved_away(
-        node: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    node: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     uuid_ = node.run()
     other = f"{node.host}-new"
     node.engine_container(uuid_).stop(timeout=0)

@@ -1,8 +1,8 @@
 """Fixtures of the console tests: a migrated database, real containers, a running proxy.
 
-  console_db      URL of a migrated SQLite database installed as the process engine
-  make_container  factory: a running busybox container on the engine plus its DB row
-  proxy           a ConsoleProxy on 127.0.0.1 whose own host is "node-a"
+console_db      URL of a migrated SQLite database installed as the process engine
+make_container  factory: a running busybox container on the engine plus its DB row
+proxy           a ConsoleProxy on 127.0.0.1 whose own host is "node-a"
 """
 
 from __future__ import annotations
@@ -43,29 +43,47 @@ class Containers:
         self.image = image
         self.created: list[Any] = []
 
-    def __call__(self, *, tty: bool = True, command: list[str] | None = None,
-                 host: str = LOCAL_HOST, running: bool = True) -> dict[str, str]:
+    def __call__(
+        self,
+        *,
+        tty: bool = True,
+        command: list[str] | None = None,
+        host: str = LOCAL_HOST,
+        running: bool = True,
+    ) -> dict[str, str]:
         from zun.db import engine, models
 
         container_uuid = str(uuid.uuid4())
         engine_container = self.docker.containers.create(
-            self.image, command or ["sh"], stdin_open=True, tty=tty,
+            self.image,
+            command or ["sh"],
+            stdin_open=True,
+            tty=tty,
             name=f"zun-console-test-{container_uuid[:8]}",
-            labels={"zun.console.test": "true"})
+            labels={"zun.console.test": "true"},
+        )
         self.created.append(engine_container)
         if running:
             engine_container.start()
         with engine.transaction() as session:
-            session.add(models.Container(
-                uuid=container_uuid, name=f"console-{container_uuid[:8]}", host=host,
-                container_id=engine_container.id, status="Running" if running else "Created",
-                interactive=True, project_id="p1", user_id="u1", image=self.image))
+            session.add(
+                models.Container(
+                    uuid=container_uuid,
+                    name=f"console-{container_uuid[:8]}",
+                    host=host,
+                    container_id=engine_container.id,
+                    status="Running" if running else "Created",
+                    interactive=True,
+                    project_id="p1",
+                    user_id="u1",
+                    image=self.image,
+                )
+            )
         return {"uuid": container_uuid, "engine_id": engine_container.id}
 
     def exec_shell(self, engine_id: str, command: list[str] | None = None) -> str:
         """An interactive exec, created but not started: what the node does for the API."""
-        return self.docker.api.exec_create(engine_id, command or ["sh"], stdin=True,
-                                           tty=True)["Id"]
+        return self.docker.api.exec_create(engine_id, command or ["sh"], stdin=True, tty=True)["Id"]
 
     def cleanup(self) -> None:
         for item in self.created:
@@ -76,8 +94,7 @@ class Containers:
 
 
 @pytest.fixture
-def make_container(console_db: str, docker_client: Any, busybox_image: str
-                   ) -> Iterator[Containers]:
+def make_container(console_db: str, docker_client: Any, busybox_image: str) -> Iterator[Containers]:
     containers = Containers(docker_client, busybox_image)
     yield containers
     containers.cleanup()

@@ -39,13 +39,20 @@ def origin_of(url: str) -> str:
     return f"{scheme}://{parsed.hostname}:{parsed.port}"
 
 
-def connect(url: str, origin: str | None = None,
-            subprotocols: Sequence[str] = SUBPROTOCOLS, timeout: float = 30
-            ) -> websocket.WebSocket:
+def connect(
+    url: str,
+    origin: str | None = None,
+    subprotocols: Sequence[str] = SUBPROTOCOLS,
+    timeout: float = 30,
+) -> websocket.WebSocket:
     """Open the console like python-zunclient's WebSocketClient.connect does."""
-    return websocket.create_connection(url, skip_utf8_validation=True,
-                                       origin=origin or origin_of(url),
-                                       subprotocols=list(subprotocols), timeout=timeout)
+    return websocket.create_connection(
+        url,
+        skip_utf8_validation=True,
+        origin=origin or origin_of(url),
+        subprotocols=list(subprotocols),
+        timeout=timeout,
+    )
 
 
 def read_until(ws: websocket.WebSocket, needle: bytes | str, timeout: float = 10) -> bytes:
@@ -61,8 +68,7 @@ def read_until(ws: websocket.WebSocket, needle: bytes | str, timeout: float = 10
         if opcode == websocket.ABNF.OPCODE_CLOSE:
             break
         got += data
-        if (needle in got) if isinstance(needle, bytes) else \
-                re.search(needle.encode(), got):
+        if (needle in got) if isinstance(needle, bytes) else re.search(needle.encode(), got):
             return got
     raise AssertionError(f"{needle!r} not received in {timeout} s; got {got[-500:]!r}")
 
@@ -87,8 +93,11 @@ def read_to_close(ws: websocket.WebSocket, timeout: float = 10) -> tuple[bytes, 
             except (websocket.WebSocketException, OSError):
                 pass
             return got, code, frame.data[2:].decode("utf-8", "replace")
-        if frame.opcode in (websocket.ABNF.OPCODE_TEXT, websocket.ABNF.OPCODE_BINARY,
-                            websocket.ABNF.OPCODE_CONT):
+        if frame.opcode in (
+            websocket.ABNF.OPCODE_TEXT,
+            websocket.ABNF.OPCODE_BINARY,
+            websocket.ABNF.OPCODE_CONT,
+        ):
             got += frame.data
     raise AssertionError(f"no close frame in {timeout} s; got {got[-500:]!r}")
 
@@ -104,17 +113,25 @@ class PtyProgram:
     emulator would.
     """
 
-    def __init__(self, argv: Sequence[str], env: dict[str, str] | None = None,
-                 rows: int = 24, cols: int = 80) -> None:
+    def __init__(
+        self, argv: Sequence[str], env: dict[str, str] | None = None, rows: int = 24, cols: int = 80
+    ) -> None:
         self.master, slave = os.openpty()
         set_winsize(slave, rows, cols)
 
         def _controlling_tty() -> None:
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
-        self.proc = subprocess.Popen(list(argv), stdin=slave, stdout=slave, stderr=slave,
-                                     env=env, start_new_session=True,
-                                     preexec_fn=_controlling_tty, close_fds=True)
+        self.proc = subprocess.Popen(
+            list(argv),
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=env,
+            start_new_session=True,
+            preexec_fn=_controlling_tty,
+            close_fds=True,
+        )
         os.close(slave)
         self.output = b""
         self._answered = 0
@@ -144,15 +161,18 @@ class PtyProgram:
                 return match
             if time.monotonic() > deadline:
                 raise AssertionError(
-                    f"{pattern!r} not seen in {timeout} s; output: {self.output[-1500:]!r}")
+                    f"{pattern!r} not seen in {timeout} s; output: {self.output[-1500:]!r}"
+                )
             self._pump(0.1)
             if self.proc.poll() is not None:
                 self._pump(0.2)
                 match = regex.search(self.output, start)
                 if match:
                     return match
-                raise AssertionError(f"program exited {self.proc.returncode} before "
-                                     f"{pattern!r}; output: {self.output[-1500:]!r}")
+                raise AssertionError(
+                    f"program exited {self.proc.returncode} before "
+                    f"{pattern!r}; output: {self.output[-1500:]!r}"
+                )
 
     def send(self, data: bytes) -> None:
         os.write(self.master, data)

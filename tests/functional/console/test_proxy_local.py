@@ -36,14 +36,20 @@ def _attach_url(proxy: Any, container_uuid: str, token: str) -> str:
 def _events(container_uuid: str) -> list[tuple[str, str | None, str | None, bool]]:
     with engine.transaction(readonly=True) as session:
         rows = session.execute(
-            sa.select(models.ContainerAction.action, models.ContainerActionEvent.event,
-                      models.ContainerActionEvent.result,
-                      models.ContainerActionEvent.traceback,
-                      models.ContainerAction.finish_time)
-            .join(models.ContainerActionEvent,
-                  models.ContainerActionEvent.action_id == models.ContainerAction.id)
+            sa.select(
+                models.ContainerAction.action,
+                models.ContainerActionEvent.event,
+                models.ContainerActionEvent.result,
+                models.ContainerActionEvent.traceback,
+                models.ContainerAction.finish_time,
+            )
+            .join(
+                models.ContainerActionEvent,
+                models.ContainerActionEvent.action_id == models.ContainerAction.id,
+            )
             .where(models.ContainerAction.container_uuid == container_uuid)
-            .order_by(models.ContainerActionEvent.id)).all()
+            .order_by(models.ContainerActionEvent.id)
+        ).all()
     return [(f"{r[0]}/{r[1]}", r[2], r[3], r[4] is not None) for r in rows]
 
 
@@ -57,8 +63,9 @@ def _wait_events(container_uuid: str, count: int) -> list[Any]:
     return _events(container_uuid)
 
 
-def test_exec_console_round_trip_then_exec_ends(make_container: Any, proxy: Any,
-                                                docker_client: Any) -> None:
+def test_exec_console_round_trip_then_exec_ends(
+    make_container: Any, proxy: Any, docker_client: Any
+) -> None:
     ct = make_container()
     exec_id = make_container.exec_shell(ct["engine_id"])
     token = tokens.issue_exec_token(ct["uuid"], exec_id)
@@ -74,11 +81,13 @@ def test_exec_console_round_trip_then_exec_ends(make_container: Any, proxy: Any,
 
 
 def test_client_closing_ends_the_exec_and_its_foreground_job(
-        make_container: Any, proxy: Any, docker_client: Any) -> None:
+    make_container: Any, proxy: Any, docker_client: Any
+) -> None:
     ct = make_container()
     exec_id = make_container.exec_shell(ct["engine_id"])
-    ws = connect(_exec_url(proxy, ct["uuid"], tokens.issue_exec_token(ct["uuid"], exec_id),
-                           exec_id))
+    ws = connect(
+        _exec_url(proxy, ct["uuid"], tokens.issue_exec_token(ct["uuid"], exec_id), exec_id)
+    )
     ws.send_binary(b"sleep 4321\r")
     time.sleep(0.5)
     container = docker_client.containers.get(ct["engine_id"])
@@ -93,7 +102,8 @@ def test_client_closing_ends_the_exec_and_its_foreground_job(
 
 
 def test_attach_to_tty_container_and_detach_leaves_it_running(
-        make_container: Any, proxy: Any, docker_client: Any) -> None:
+    make_container: Any, proxy: Any, docker_client: Any
+) -> None:
     ct = make_container()
     ws = connect(_attach_url(proxy, ct["uuid"], tokens.issue_attach_token(ct["uuid"])))
     ws.send_binary(b"echo attached-$((40+2))\r")
@@ -116,8 +126,10 @@ def test_attach_without_tty_gets_plain_bytes(make_container: Any, proxy: Any) ->
 
 def test_base64_subprotocol(make_container: Any, proxy: Any) -> None:
     ct = make_container(tty=False, command=["cat"])
-    ws = connect(_attach_url(proxy, ct["uuid"], tokens.issue_attach_token(ct["uuid"])),
-                 subprotocols=["base64"])
+    ws = connect(
+        _attach_url(proxy, ct["uuid"], tokens.issue_attach_token(ct["uuid"])),
+        subprotocols=["base64"],
+    )
     assert ws.getsubprotocol() == "base64"
     ws.send(base64.b64encode(b"b64 line\n").decode())
     opcode, data = ws.recv_data()
@@ -126,18 +138,17 @@ def test_base64_subprotocol(make_container: Any, proxy: Any) -> None:
     ws.close()
 
 
-def test_two_consoles_at_once_on_one_container(make_container: Any, proxy: Any,
-                                               docker_client: Any) -> None:
+def test_two_consoles_at_once_on_one_container(
+    make_container: Any, proxy: Any, docker_client: Any
+) -> None:
     ct = make_container()
     # Tokens are handed out before either is used: the second must not cancel the first.
     attach_a = tokens.issue_attach_token(ct["uuid"])
     attach_b = tokens.issue_attach_token(ct["uuid"])
     exec_1 = make_container.exec_shell(ct["engine_id"])
     exec_2 = make_container.exec_shell(ct["engine_id"])
-    ws1 = connect(_exec_url(proxy, ct["uuid"], tokens.issue_exec_token(ct["uuid"], exec_1),
-                            exec_1))
-    ws2 = connect(_exec_url(proxy, ct["uuid"], tokens.issue_exec_token(ct["uuid"], exec_2),
-                            exec_2))
+    ws1 = connect(_exec_url(proxy, ct["uuid"], tokens.issue_exec_token(ct["uuid"], exec_1), exec_1))
+    ws2 = connect(_exec_url(proxy, ct["uuid"], tokens.issue_exec_token(ct["uuid"], exec_2), exec_2))
     wa = connect(_attach_url(proxy, ct["uuid"], attach_a))
     wb = connect(_attach_url(proxy, ct["uuid"], attach_b))
     ws1.send_binary(b"echo one-$((1+0))\r")
@@ -156,7 +167,8 @@ def test_two_consoles_at_once_on_one_container(make_container: Any, proxy: Any,
 
 
 def test_console_on_stopped_container_is_refused_clearly(
-        make_container: Any, proxy: Any, docker_client: Any) -> None:
+    make_container: Any, proxy: Any, docker_client: Any
+) -> None:
     ct = make_container()
     token = tokens.issue_attach_token(ct["uuid"])
     docker_client.containers.get(ct["engine_id"]).kill()
@@ -165,8 +177,9 @@ def test_console_on_stopped_container_is_refused_clearly(
     assert reason == "the container is not running (exited)"
     assert b"zun-wsproxy: the container is not running (exited)" in data
     events = _wait_events(ct["uuid"], 1)
-    assert events == [("console/console__attach", "Error",
-                       "the container is not running (exited)", True)]
+    assert events == [
+        ("console/console__attach", "Error", "the container is not running (exited)", True)
+    ]
 
 
 class TestRefusals:
@@ -176,7 +189,7 @@ class TestRefusals:
         data, code, reason = read_to_close(connect(url, **kwargs))
         line = data.decode()
         assert line.startswith("zun-wsproxy: ") and line.endswith("\r\n")
-        full = line[len("zun-wsproxy: "):-2]
+        full = line[len("zun-wsproxy: ") : -2]
         assert full.startswith(reason) and len(reason.encode()) <= 123
         return code, full
 
@@ -189,8 +202,7 @@ class TestRefusals:
     def test_replayed_exec_token(self, make_container: Any, proxy: Any) -> None:
         ct = make_container()
         exec_id = make_container.exec_shell(ct["engine_id"])
-        url = _exec_url(proxy, ct["uuid"], tokens.issue_exec_token(ct["uuid"], exec_id),
-                        exec_id)
+        url = _exec_url(proxy, ct["uuid"], tokens.issue_exec_token(ct["uuid"], exec_id), exec_id)
         ws = connect(url)
         ws.send_binary(b"exit\r")
         read_to_close(ws)
@@ -201,7 +213,9 @@ class TestRefusals:
         token = tokens.issue_attach_token(ct["uuid"], ttl_seconds=1)
         time.sleep(2.2)
         assert self._refusal(_attach_url(proxy, ct["uuid"], token)) == (
-            1008, f"token expired for container {ct['uuid']}")
+            1008,
+            f"token expired for container {ct['uuid']}",
+        )
 
     def test_expiry_follows_configured_ttl(self, make_container: Any, proxy: Any) -> None:
         from zun.conf import CONF
@@ -213,14 +227,15 @@ class TestRefusals:
         finally:
             CONF.clear_override("token_ttl", group="websocket_proxy")
         time.sleep(2.2)
-        assert self._refusal(_attach_url(proxy, ct["uuid"], token))[1].startswith(
-            "token expired")
+        assert self._refusal(_attach_url(proxy, ct["uuid"], token))[1].startswith("token expired")
 
     def test_token_of_another_container(self, make_container: Any, proxy: Any) -> None:
         mine, other = make_container(), make_container()
         token = tokens.issue_attach_token(other["uuid"])
         assert self._refusal(_attach_url(proxy, mine["uuid"], token)) == (
-            1008, f"invalid token for container {mine['uuid']}")
+            1008,
+            f"invalid token for container {mine['uuid']}",
+        )
         # The refused attempt did not spend it: it still opens its own container.
         ws = connect(_attach_url(proxy, other["uuid"], token))
         ws.send_binary(b"echo own-$((3*3))\r")
@@ -234,29 +249,42 @@ class TestRefusals:
         token = tokens.issue_exec_token(ct["uuid"], exec_id)
         tokens.issue_exec_token(ct["uuid"], other_exec)
         assert self._refusal(_exec_url(proxy, ct["uuid"], token, other_exec)) == (
-            1008, f"invalid token for exec {other_exec}")
+            1008,
+            f"invalid token for exec {other_exec}",
+        )
         unknown = "0" * 64
         assert self._refusal(_exec_url(proxy, ct["uuid"], token, unknown)) == (
-            1008, f"unknown exec {unknown} for container {ct['uuid']}")
+            1008,
+            f"unknown exec {unknown} for container {ct['uuid']}",
+        )
         # An exec token is not an attach token.
-        assert self._refusal(_attach_url(proxy, ct["uuid"], token))[1] == \
-            f"invalid token for container {ct['uuid']}"
+        assert (
+            self._refusal(_attach_url(proxy, ct["uuid"], token))[1]
+            == f"invalid token for container {ct['uuid']}"
+        )
 
     def test_exec_of_another_container(self, make_container: Any, proxy: Any) -> None:
         mine, other = make_container(), make_container()
         exec_id = make_container.exec_shell(other["engine_id"])
         token = tokens.issue_exec_token(other["uuid"], exec_id)
-        assert self._refusal(_exec_url(proxy, mine["uuid"], token, exec_id))[1] == \
-            f"unknown exec {exec_id} for container {mine['uuid']}"
+        assert (
+            self._refusal(_exec_url(proxy, mine["uuid"], token, exec_id))[1]
+            == f"unknown exec {exec_id} for container {mine['uuid']}"
+        )
 
-    def test_disallowed_origin_does_not_spend_the_token(self, make_container: Any,
-                                                        proxy: Any) -> None:
+    def test_disallowed_origin_does_not_spend_the_token(
+        self, make_container: Any, proxy: Any
+    ) -> None:
         ct = make_container()
         url = _attach_url(proxy, ct["uuid"], tokens.issue_attach_token(ct["uuid"]))
         assert self._refusal(url, origin="http://evil.example:80") == (
-            1008, "origin evil.example is not allowed")
+            1008,
+            "origin evil.example is not allowed",
+        )
         assert self._refusal(url, origin="https://127.0.0.1:1") == (
-            1008, "origin scheme https does not match the proxy's (http)")
+            1008,
+            "origin scheme https does not match the proxy's (http)",
+        )
         ws = connect(url)
         ws.send_binary(b"echo ok-$((5+5))\r")
         read_until(ws, b"ok-10")
@@ -265,8 +293,10 @@ class TestRefusals:
     def test_allowed_origins_option(self, make_container: Any, proxy_factory: Any) -> None:
         proxy = proxy_factory(allowed_origins=["console.example"])
         ct = make_container()
-        ws = connect(_attach_url(proxy, ct["uuid"], tokens.issue_attach_token(ct["uuid"])),
-                     origin="http://console.example:8080")
+        ws = connect(
+            _attach_url(proxy, ct["uuid"], tokens.issue_attach_token(ct["uuid"])),
+            origin="http://console.example:8080",
+        )
         ws.send_binary(b"echo origin-$((4+4))\r")
         read_until(ws, b"origin-8")
         ws.close()
@@ -274,18 +304,24 @@ class TestRefusals:
     def test_no_token_and_unknown_container(self, make_container: Any, proxy: Any) -> None:
         ct = make_container()
         assert self._refusal(f"ws://127.0.0.1:{proxy.port}/?uuid={ct['uuid']}") == (
-            1008, "no token given")
+            1008,
+            "no token given",
+        )
         assert self._refusal(f"ws://127.0.0.1:{proxy.port}/?token=x&uuid=nope") == (
-            1008, "container nope not found")
+            1008,
+            "container nope not found",
+        )
 
 
-def test_proxy_stop_closes_open_consoles(make_container: Any, proxy_factory: Any,
-                                         docker_client: Any) -> None:
+def test_proxy_stop_closes_open_consoles(
+    make_container: Any, proxy_factory: Any, docker_client: Any
+) -> None:
     proxy = proxy_factory()
     ct = make_container()
     exec_id = make_container.exec_shell(ct["engine_id"])
-    ws = connect(_exec_url(proxy, ct["uuid"], tokens.issue_exec_token(ct["uuid"], exec_id),
-                           exec_id))
+    ws = connect(
+        _exec_url(proxy, ct["uuid"], tokens.issue_exec_token(ct["uuid"], exec_id), exec_id)
+    )
     ws.send_binary(b"echo up\r")
     read_until(ws, b"up\r\n")
     started = time.monotonic()

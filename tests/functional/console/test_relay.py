@@ -50,8 +50,9 @@ def endpoint(console_db: str) -> Iterator[ConsoleEndpoint]:
     node.cleanup_host()
 
 
-def test_ticket_opens_one_exec_console_once(endpoint: ConsoleEndpoint, make_container: Any,
-                                            docker_client: Any) -> None:
+def test_ticket_opens_one_exec_console_once(
+    endpoint: ConsoleEndpoint, make_container: Any, docker_client: Any
+) -> None:
     ct = make_container(host=NODE)
     exec_id = make_container.exec_shell(ct["engine_id"])
     ticket = endpoint.console_relay_open(get_admin_context(), ct["uuid"], exec_id)
@@ -88,8 +89,9 @@ def test_ticket_expires() -> None:
     assert len(book) == 0 or book.take(book.issue(relay.Target("y"))) == relay.Target("y")
 
 
-def test_endpoint_refuses_containers_of_other_hosts(endpoint: ConsoleEndpoint,
-                                                    make_container: Any) -> None:
+def test_endpoint_refuses_containers_of_other_hosts(
+    endpoint: ConsoleEndpoint, make_container: Any
+) -> None:
     ct = make_container(host="node-c")
     with pytest.raises(exception.Invalid, match="is on host node-c, not node-b"):
         endpoint.console_relay_open(get_admin_context(), ct["uuid"])
@@ -97,8 +99,9 @@ def test_endpoint_refuses_containers_of_other_hosts(endpoint: ConsoleEndpoint,
         endpoint.console_relay_open(get_admin_context(), "missing")
 
 
-def test_stopped_container_error_comes_through_the_relay(endpoint: ConsoleEndpoint,
-                                                         make_container: Any) -> None:
+def test_stopped_container_error_comes_through_the_relay(
+    endpoint: ConsoleEndpoint, make_container: Any
+) -> None:
     ct = make_container(host=NODE, running=False)
     ticket = endpoint.console_relay_open(get_admin_context(), ct["uuid"])
     with pytest.raises(ConsoleUnavailable, match=r"^the container is not running \(created\)$"):
@@ -109,19 +112,30 @@ def _self_signed(directory: Path) -> tuple[Path, Path]:
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "relay")])
     now = datetime.datetime.now(datetime.UTC)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=1))
-            .not_valid_after(now + datetime.timedelta(hours=1))
-            .add_extension(x509.SubjectAlternativeName(
-                [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
     cert_path, key_path = directory / "relay.crt", directory / "relay.key"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                           serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
     return cert_path, key_path
 
 
@@ -136,11 +150,16 @@ def test_tls_relay(tmp_path: Path, make_container: Any) -> None:
         assert ticket["tls"] is True
         with pytest.raises(ConsoleUnavailable, match="handshake failed"):
             # Not trusted without the relay's CA; the ticket is not spent by the failure.
-            relay.connect(ticket["host"], ticket["port"], ticket["ticket"],
-                          ssl_context=ssl.create_default_context())
+            relay.connect(
+                ticket["host"],
+                ticket["port"],
+                ticket["ticket"],
+                ssl_context=ssl.create_default_context(),
+            )
         trusted = ssl.create_default_context(cafile=str(cert))
-        stream = relay.connect(ticket["host"], ticket["port"], ticket["ticket"],
-                               ssl_context=trusted)
+        stream = relay.connect(
+            ticket["host"], ticket["port"], ticket["ticket"], ssl_context=trusted
+        )
         assert not stream.tty
         stream.write(b"over tls\n")
         assert _read_until(stream, b"over tls\n") == b"over tls\n"
@@ -163,14 +182,13 @@ def node_rpc(endpoint: ConsoleEndpoint) -> Iterator[ConsoleEndpoint]:
 
 
 def test_proxy_reaches_a_remote_node_through_rpc_and_relay(
-        node_rpc: ConsoleEndpoint, make_container: Any, proxy_factory: Any,
-        docker_client: Any) -> None:
+    node_rpc: ConsoleEndpoint, make_container: Any, proxy_factory: Any, docker_client: Any
+) -> None:
     proxy = proxy_factory(local_host="proxy-a")
     ct = make_container(host=NODE)
     exec_id = make_container.exec_shell(ct["engine_id"])
     token = tokens.issue_exec_token(ct["uuid"], exec_id)
-    ws = connect(f"ws://127.0.0.1:{proxy.port}/?token={token}&uuid={ct['uuid']}"
-                 f"&exec_id={exec_id}")
+    ws = connect(f"ws://127.0.0.1:{proxy.port}/?token={token}&uuid={ct['uuid']}&exec_id={exec_id}")
     ws.send_binary(b"echo remote-$((7*6))\r")
     read_until(ws, b"remote-42")
     ws.send_binary(b"exit\r")
@@ -179,8 +197,9 @@ def test_proxy_reaches_a_remote_node_through_rpc_and_relay(
     assert len(node_rpc.relay().tickets) == 0  # the ticket was spent
 
 
-def test_proxy_reports_an_unreachable_node(console_db: str, make_container: Any,
-                                           proxy_factory: Any) -> None:
+def test_proxy_reports_an_unreachable_node(
+    console_db: str, make_container: Any, proxy_factory: Any
+) -> None:
     from zun.conf import CONF
 
     zun_rpc.init(CONF, "fake://")
@@ -189,7 +208,8 @@ def test_proxy_reports_an_unreachable_node(console_db: str, make_container: Any,
         ct = make_container(host="node-gone")
         token = tokens.issue_attach_token(ct["uuid"])
         data, code, reason = read_to_close(
-            connect(f"ws://127.0.0.1:{proxy.port}/?token={token}&uuid={ct['uuid']}"), 30)
+            connect(f"ws://127.0.0.1:{proxy.port}/?token={token}&uuid={ct['uuid']}"), 30
+        )
         assert code == 1011
         assert reason.startswith("the node node-gone did not open the console")
     finally:

@@ -32,15 +32,26 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 def _container(host: str = "node-a") -> str:
     container_uuid = str(uuid.uuid4())
     with engine.transaction() as session:
-        session.add(models.Container(uuid=container_uuid, host=host, status="Running",
-                                     container_id="e" * 64, project_id="p", user_id="u"))
+        session.add(
+            models.Container(
+                uuid=container_uuid,
+                host=host,
+                status="Running",
+                container_id="e" * 64,
+                project_id="p",
+                user_id="u",
+            )
+        )
     return container_uuid
 
 
 def _column(container_uuid: str) -> str | None:
     with engine.transaction(readonly=True) as session:
-        return session.scalar(sa.select(models.Container.websocket_token)
-                              .where(models.Container.uuid == container_uuid))
+        return session.scalar(
+            sa.select(models.Container.websocket_token).where(
+                models.Container.uuid == container_uuid
+            )
+        )
 
 
 def test_db_clock_is_unix_time(db: str) -> None:
@@ -101,8 +112,11 @@ def test_a_token_left_by_zun_is_not_a_live_token(db: str) -> None:
     cid = _container()
     legacy = str(uuid.uuid4())
     with engine.transaction() as session:
-        session.execute(sa.update(models.Container).where(models.Container.uuid == cid)
-                        .values(websocket_token=legacy))
+        session.execute(
+            sa.update(models.Container)
+            .where(models.Container.uuid == cid)
+            .values(websocket_token=legacy)
+        )
     with pytest.raises(tokens.TokenRefused, match="^invalid token"):
         tokens.consume(cid, legacy)
     assert tokens.consume(cid, tokens.issue_attach_token(cid)).container_uuid == cid

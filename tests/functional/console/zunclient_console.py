@@ -37,8 +37,9 @@ def main(argv: list[str]) -> int:
             return reply
 
         cs.containers.execute = shown
-        containers_shell.do_exec(cs, argparse.Namespace(
-            container=container, command=command or ["sh"], interactive=True))
+        containers_shell.do_exec(
+            cs, argparse.Namespace(container=container, command=command or ["sh"], interactive=True)
+        )
     else:
         containers_shell.do_attach(cs, argparse.Namespace(container=container))
     print("\r\nconsole-client-done")

@@ -114,8 +114,11 @@ def connect_mariadb(url: str) -> Any:
     """A plain PyMySQL connection to the database of a SQLAlchemy URL."""
     parsed = sa.make_url(url)
     return pymysql.connect(
-        host=parsed.host, port=parsed.port or 3306, user=parsed.username,
-        password=parsed.password or "", database=parsed.database
+        host=parsed.host,
+        port=parsed.port or 3306,
+        user=parsed.username,
+        password=parsed.password or "",
+        database=parsed.database,
     )
 
 
@@ -152,8 +155,10 @@ def schema_differences(
     extra_columns = extra_columns or {}
     problems: list[str] = []
     if extra_columns:
-        actual = {name: _without_columns(table, extra_columns.get(name, {}), problems)
-                  for name, table in actual.items()}
+        actual = {
+            name: _without_columns(table, extra_columns.get(name, {}), problems)
+            for name, table in actual.items()
+        }
     if set(expected) != set(actual):
         problems.append(
             f"tables: missing {sorted(set(expected) - set(actual))}, "
@@ -190,10 +195,11 @@ def _without_columns(table: Table, extra: dict[str, Column], problems: list[str]
     """``table`` less the ``extra`` columns, which must end it, in order, as defined."""
     if not extra:
         return table
-    tail = table.column_order[-len(extra):]
+    tail = table.column_order[-len(extra) :]
     if tail != list(extra):
-        problems.append(f"{table.name}: expected extra columns {list(extra)} at the end, "
-                        f"got {tail}")
+        problems.append(
+            f"{table.name}: expected extra columns {list(extra)} at the end, got {tail}"
+        )
     for name, want in extra.items():
         if table.columns.get(name) != want:
             problems.append(f"{table.name}.{name}: got {table.columns.get(name)}, want {want}")
@@ -201,5 +207,9 @@ def _without_columns(table: Table, extra: dict[str, Column], problems: list[str]
         name=table.name,
         columns={k: v for k, v in table.columns.items() if k not in extra},
         column_order=[c for c in table.column_order if c not in extra],
-        primary_key=table.primary_key, unique_keys=table.unique_keys, keys=table.keys,
-        foreign_keys=table.foreign_keys, options=table.options)
+        primary_key=table.primary_key,
+        unique_keys=table.unique_keys,
+        keys=table.keys,
+        foreign_keys=table.foreign_keys,
+        options=table.options,
+    )

@@ -65,18 +65,35 @@ def _events() -> list[Any]:
 
 def _seed(task_state: str | None) -> None:
     with db_engine.transaction() as session:
-        session.add(models.Container(uuid=UUID, name="c", project_id="p", user_id="u",
-                                     container_type=0, host=HOST, status=consts.CREATING,
-                                     task_state=task_state))
+        session.add(
+            models.Container(
+                uuid=UUID,
+                name="c",
+                project_id="p",
+                user_id="u",
+                container_type=0,
+                host=HOST,
+                status=consts.CREATING,
+                task_state=task_state,
+            )
+        )
         action_q.start_action(session, CTX, UUID, "create")
 
 
-def test_the_final_write_of_a_create_is_retried(backend: Engine,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_final_write_of_a_create_is_retried(
+    backend: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _seed(consts.CONTAINER_CREATING)
     calls = _deadlock_once(monkeypatch)
-    won = rows.finish(CTX, UUID, "create", {"status": consts.RUNNING, "task_state": None},
-                      (consts.CONTAINER_CREATING,), started=node_q.now(), host=HOST)
+    won = rows.finish(
+        CTX,
+        UUID,
+        "create",
+        {"status": consts.RUNNING, "task_state": None},
+        (consts.CONTAINER_CREATING,),
+        started=node_q.now(),
+        host=HOST,
+    )
     assert won and calls[0] == 2
     row = _row()
     assert (row.status, row.task_state) == (consts.RUNNING, None)
@@ -85,8 +102,7 @@ def test_the_final_write_of_a_create_is_retried(backend: Engine,
     assert events[0].result == action_q.RESULT_SUCCESS
 
 
-def test_the_task_writes_are_retried(backend: Engine,
-                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_task_writes_are_retried(backend: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     _seed(None)
     calls = _deadlock_once(monkeypatch)
     rows.start_event(CTX, UUID, "start", consts.CONTAINER_STARTING, (None,), host=HOST)
@@ -97,8 +113,9 @@ def test_the_task_writes_are_retried(backend: Engine,
     assert calls[0] == 2 and _row().task_state == consts.CONTAINER_STOPPING
 
 
-def test_the_last_write_of_a_delete_is_retried(backend: Engine,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_last_write_of_a_delete_is_retried(
+    backend: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from types import SimpleNamespace
 
     _seed(consts.CONTAINER_DELETING)

@@ -36,34 +36,53 @@ def _aged(reason: str | None) -> str | None:
 
 def test_show_row_and_its_host_health_in_one_statement(backend: Engine) -> None:
     now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
-    services = {"up": {"last_seen_up": now},
-                "late": {"last_seen_up": now - datetime.timedelta(seconds=100)},
-                "forced": {"last_seen_up": now, "forced_down": True},
-                "noengine": {"last_seen_up": now, "disabled": True,
-                             "disabled_reason": "AUTO: the engine does not answer"},
-                "operator": {"last_seen_up": now, "disabled": True,
-                             "disabled_reason": "maintenance"}}
+    services = {
+        "up": {"last_seen_up": now},
+        "late": {"last_seen_up": now - datetime.timedelta(seconds=100)},
+        "forced": {"last_seen_up": now, "forced_down": True},
+        "noengine": {
+            "last_seen_up": now,
+            "disabled": True,
+            "disabled_reason": "AUTO: the engine does not answer",
+        },
+        "operator": {"last_seen_up": now, "disabled": True, "disabled_reason": "maintenance"},
+    }
     hosts = [*services, "unregistered", None]
     with db_engine.transaction() as session:
         for host, values in services.items():
-            session.add(models.ZunService(host=host, binary="zun-compute", report_count=1,
-                                          **values))
+            session.add(
+                models.ZunService(host=host, binary="zun-compute", report_count=1, **values)
+            )
         # Another binary on the same host must not add a row to the join.
         session.add(models.ZunService(host="up", binary="zun-wsproxy", report_count=1))
         for i, host in enumerate(hosts):
-            session.add(models.Container(uuid=_uuid(i), name=host or "nohost", project_id="p",
-                                         user_id="u", container_type=0, host=host,
-                                         status="Running", labels={"a": "b"}, cpu=0.5))
+            session.add(
+                models.Container(
+                    uuid=_uuid(i),
+                    name=host or "nohost",
+                    project_id="p",
+                    user_id="u",
+                    container_type=0,
+                    host=host,
+                    status="Running",
+                    labels={"a": "b"},
+                    cpu=0.5,
+                )
+            )
     unhealthy = node_health.read_unhealthy()
     statements: list[str] = []
     if backend.dialect.name == "sqlite":
         # The direct path passes no SQLAlchemy event: count what the driver itself runs, on
         # connections opened from here on.
         backend.dispose()
-        sa.event.listen(backend, "connect",
-                        lambda dbapi_con, _rec: dbapi_con.set_trace_callback(statements.append))
-    found = {host: container_q.find_view_row_and_service(ADMIN, _uuid(i))
-             for i, host in enumerate(hosts)}
+        sa.event.listen(
+            backend,
+            "connect",
+            lambda dbapi_con, _rec: dbapi_con.set_trace_callback(statements.append),
+        )
+    found = {
+        host: container_q.find_view_row_and_service(ADMIN, _uuid(i)) for i, host in enumerate(hosts)
+    }
     if backend.dialect.name == "sqlite":
         selects = [s for s in statements if not s.startswith("PRAGMA")]
         assert len(selects) == len(hosts), selects  # no BEGIN, no second query, no ROLLBACK
@@ -84,11 +103,21 @@ def test_show_row_and_its_host_health_in_one_statement(backend: Engine) -> None:
         assert up == (host in {"up", "noengine", "operator"})
 
 
-def test_a_driver_error_takes_the_sqlalchemy_path(backend: Engine,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_driver_error_takes_the_sqlalchemy_path(
+    backend: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with db_engine.transaction() as session:
-        session.add(models.Container(uuid=_uuid(0), name="a", project_id="p", user_id="u",
-                                     container_type=0, status="Creating", labels={"a": "b"}))
+        session.add(
+            models.Container(
+                uuid=_uuid(0),
+                name="a",
+                project_id="p",
+                user_id="u",
+                container_type=0,
+                status="Creating",
+                labels={"a": "b"},
+            )
+        )
     expected = container_q.find_view_row_and_service(ADMIN, _uuid(0))
     select = container_q._find_view_service(True, True)
     plan = select._plan(backend)
@@ -106,10 +135,19 @@ def test_a_driver_error_takes_the_sqlalchemy_path(backend: Engine,
 
 def test_show_lookup_scoping_and_errors(backend: Engine) -> None:
     with db_engine.transaction() as session:
-        for i, (name, project) in enumerate([("a", "p"), ("twin", "p"), ("twin", "p"),
-                                             ("other", "q")]):
-            session.add(models.Container(uuid=_uuid(i), name=name, project_id=project,
-                                         user_id="u", container_type=0, status="Creating"))
+        for i, (name, project) in enumerate(
+            [("a", "p"), ("twin", "p"), ("twin", "p"), ("other", "q")]
+        ):
+            session.add(
+                models.Container(
+                    uuid=_uuid(i),
+                    name=name,
+                    project_id=project,
+                    user_id="u",
+                    container_type=0,
+                    status="Creating",
+                )
+            )
     member = RequestContext(user_id="u", project_id="p", roles=["member"], is_admin=False)
     assert container_q.find_view_row_and_service(member, "a")[1]["uuid"] == _uuid(0)
     with pytest.raises(exception.Conflict):

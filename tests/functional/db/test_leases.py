@@ -16,11 +16,11 @@ from zun.db.queries import leases
 
 
 def _expire(name: str) -> None:
-    past = datetime.datetime.now(datetime.UTC).replace(tzinfo=None) - \
-        datetime.timedelta(seconds=1)
+    past = datetime.datetime.now(datetime.UTC).replace(tzinfo=None) - datetime.timedelta(seconds=1)
     with db_engine.transaction() as session:
-        session.execute(sa.update(models.Lease).where(models.Lease.name == name)
-                        .values(expires_at=past))
+        session.execute(
+            sa.update(models.Lease).where(models.Lease.name == name).values(expires_at=past)
+        )
 
 
 def test_one_holder_renewal_expiry_and_release(backend: Engine) -> None:
@@ -37,8 +37,9 @@ def test_one_holder_renewal_expiry_and_release(backend: Engine) -> None:
     assert leases.hold("monitor", "a", 60)
 
 
-def _race(url: str, holder: str, start: multiprocessing.synchronize.Event,
-          results: multiprocessing.Queue) -> None:
+def _race(
+    url: str, holder: str, start: multiprocessing.synchronize.Event, results: multiprocessing.Queue
+) -> None:
     db_engine.set_engine(db_engine.create_engine(url))
     start.wait(30)
     results.put((holder, leases.hold("race", holder, 60)))

@@ -31,10 +31,14 @@ EXTRA_KEYS_AT_HEAD = {
 # Columns our later revisions append to Zun's tables (documented in their revisions).
 EXTRA_COLUMNS_AT_HEAD = {
     "compute_node": {
-        **{name: Column("float", True, "NULL", "") for name in (
-            "cpu_allocation_ratio", "ram_allocation_ratio", "disk_allocation_ratio")},
-        **{name: Column("int(11)", True, "NULL", "") for name in (
-            "reserved_host_cpus", "reserved_host_memory_mb", "reserved_host_disk_mb")},
+        **{
+            name: Column("float", True, "NULL", "")
+            for name in ("cpu_allocation_ratio", "ram_allocation_ratio", "disk_allocation_ratio")
+        },
+        **{
+            name: Column("int(11)", True, "NULL", "")
+            for name in ("reserved_host_cpus", "reserved_host_memory_mb", "reserved_host_disk_mb")
+        },
     },
 }
 
@@ -71,8 +75,10 @@ def test_head_is_zuns_schema_plus_documented_indexes(
     migration.upgrade("head", url=url)
 
     assert migration.version(url=url) == migration.head()
-    assert schema_differences(reference, zun_tables(url), EXTRA_KEYS_AT_HEAD,
-                              EXTRA_COLUMNS_AT_HEAD) == []
+    assert (
+        schema_differences(reference, zun_tables(url), EXTRA_KEYS_AT_HEAD, EXTRA_COLUMNS_AT_HEAD)
+        == []
+    )
 
 
 def test_comparison_notices_a_difference(
@@ -108,7 +114,8 @@ def test_columns_match_through_information_schema(
 
     live = {
         (t, c): (ctype, nullable == "YES", default, extra.upper())
-        for t, c, ctype, nullable, default, extra in rows if t not in EXTRA_TABLES_AT_HEAD
+        for t, c, ctype, nullable, default, extra in rows
+        if t not in EXTRA_TABLES_AT_HEAD
     }
     expected = {
         (t.name, name): (col.type, col.nullable, col.default, col.extra)
@@ -116,9 +123,11 @@ def test_columns_match_through_information_schema(
         for name, col in t.columns.items()
     }
     assert len(expected) == 238
-    expected.update({
-        (table, name): (col.type, col.nullable, col.default, col.extra)
-        for table, columns in EXTRA_COLUMNS_AT_HEAD.items()
-        for name, col in columns.items()
-    })
+    expected.update(
+        {
+            (table, name): (col.type, col.nullable, col.default, col.extra)
+            for table, columns in EXTRA_COLUMNS_AT_HEAD.items()
+            for name, col in columns.items()
+        }
+    )
     assert live == expected

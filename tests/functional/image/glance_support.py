@@ -48,8 +48,9 @@ def make_conf(cloud: openstack_env.OpenStackCloud, tmp: Path, **service: str) ->
     return conf
 
 
-def user_client(cloud: openstack_env.OpenStackCloud, account: openstack_env.Account,
-                 tmp: Path) -> GlanceClient:
+def user_client(
+    cloud: openstack_env.OpenStackCloud, account: openstack_env.Account, tmp: Path
+) -> GlanceClient:
     """A client as zun-api builds it from a request: the user's token and project only."""
     token = cloud.session(account.username, account.password, account.project_name).get_token()
     ctx = SimpleNamespace(auth_token=token, project_id=account.project_id)
@@ -73,22 +74,36 @@ def saved_busybox(docker_client: Any, busybox_image: str) -> Iterator[tuple[str,
         pass
 
 
-def upload(cloud: openstack_env.OpenStackCloud, account: openstack_env.Account, data: bytes,
-            container_format: str = "docker", name: str = "") -> dict[str, Any]:
+def upload(
+    cloud: openstack_env.OpenStackCloud,
+    account: openstack_env.Account,
+    data: bytes,
+    container_format: str = "docker",
+    name: str = "",
+) -> dict[str, Any]:
     sess = cloud.session(account.username, account.password, account.project_name)
     url = sess.get_endpoint(service_type="image", interface="public").rstrip("/")
-    image = sess.post(f"{url}/v2/images", json={
-        "name": name or f"zun-test-{uuid.uuid4().hex[:8]}",
-        "container_format": container_format, "disk_format": "raw",
-        "visibility": "private"}).json()
-    sess.put(f"{url}/v2/images/{image['id']}/file", data=data,
-             headers={"Content-Type": "application/octet-stream"})
+    image = sess.post(
+        f"{url}/v2/images",
+        json={
+            "name": name or f"zun-test-{uuid.uuid4().hex[:8]}",
+            "container_format": container_format,
+            "disk_format": "raw",
+            "visibility": "private",
+        },
+    ).json()
+    sess.put(
+        f"{url}/v2/images/{image['id']}/file",
+        data=data,
+        headers={"Content-Type": "application/octet-stream"},
+    )
     return image
 
 
 @pytest.fixture(scope="module")
-def images(openstack_cloud: openstack_env.OpenStackCloud, accounts: Any,
-           saved_busybox: tuple[str, bytes]) -> Iterator[Any]:
+def images(
+    openstack_cloud: openstack_env.OpenStackCloud, accounts: Any, saved_busybox: tuple[str, bytes]
+) -> Iterator[Any]:
     _, archive = saved_busybox
     made = SimpleNamespace(
         docker=upload(openstack_cloud, accounts.a, archive),
@@ -105,23 +120,28 @@ def images(openstack_cloud: openstack_env.OpenStackCloud, accounts: Any,
 
 # --- zun's CONF (the API app and the in-process agent read the global one) --------------------
 
+
 @pytest.fixture
 def glance_conf(openstack_cloud: openstack_env.OpenStackCloud) -> Iterator[None]:
     """[keystone_auth]/auth_url: where zun-api rescopes the user's token to find Glance."""
-    CONF.register_opts(ks_loading.get_auth_plugin_conf_options("password"),
-                       group="keystone_auth")
+    CONF.register_opts(ks_loading.get_auth_plugin_conf_options("password"), group="keystone_auth")
     CONF.set_override("auth_url", openstack_cloud.auth_url, group="keystone_auth")
     yield
     CONF.clear_override("auth_url", group="keystone_auth")
 
 
 @pytest.fixture
-def service_credentials(glance_conf: None,
-                        openstack_cloud: openstack_env.OpenStackCloud) -> Iterator[None]:
+def service_credentials(
+    glance_conf: None, openstack_cloud: openstack_env.OpenStackCloud
+) -> Iterator[None]:
     """[keystone_auth] as zun-compute has it: the `zun` service user."""
-    values = {"username": "zun", "password": openstack_cloud.env["ZUN_OS_SERVICE_PASSWORD"],
-              "project_name": "service", "user_domain_name": "Default",
-              "project_domain_name": "Default"}
+    values = {
+        "username": "zun",
+        "password": openstack_cloud.env["ZUN_OS_SERVICE_PASSWORD"],
+        "project_name": "service",
+        "user_domain_name": "Default",
+        "project_domain_name": "Default",
+    }
     for name, value in values.items():
         CONF.set_override(name, value, group="keystone_auth")
     yield
@@ -148,6 +168,7 @@ def glance_options() -> Iterator[Any]:
 
 # --- image endpoints of the test's own in the real Keystone catalog ---------------------------
 
+
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -167,9 +188,17 @@ def catalog_region(openstack_cloud: openstack_env.OpenStackCloud) -> Iterator[An
     def make(url: str) -> str:
         region = f"zun-test-glance-{uuid.uuid4().hex[:8]}"
         sess.post(f"{ks}/regions", json={"region": {"id": region}})
-        endpoint = sess.post(f"{ks}/endpoints", json={"endpoint": {
-            "service_id": service["id"], "interface": "internal", "region_id": region,
-            "url": url}}).json()["endpoint"]
+        endpoint = sess.post(
+            f"{ks}/endpoints",
+            json={
+                "endpoint": {
+                    "service_id": service["id"],
+                    "interface": "internal",
+                    "region_id": region,
+                    "url": url,
+                }
+            },
+        ).json()["endpoint"]
         made.append((region, endpoint["id"]))
         return region
 
@@ -181,20 +210,48 @@ def catalog_region(openstack_cloud: openstack_env.OpenStackCloud) -> Iterator[An
 
 # --- TLS in front of the real Glance ----------------------------------------------------------
 
+
 def _openssl(*args: str, cwd: Path) -> None:
     subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
 
 
 def _signed(ca: str, name: str, cn: str, usage: str, cwd: Path) -> None:
-    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out",
-             f"{name}.csr", "-subj", f"/CN={cn}", cwd=cwd)
+    _openssl(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        f"{name}.key",
+        "-out",
+        f"{name}.csr",
+        "-subj",
+        f"/CN={cn}",
+        cwd=cwd,
+    )
     (cwd / f"{name}.ext").write_text(
         "basicConstraints = CA:FALSE\nkeyUsage = digitalSignature, keyEncipherment\n"
         f"extendedKeyUsage = {usage}\nsubjectAltName = IP:127.0.0.1\n"
-        "subjectKeyIdentifier = hash\nauthorityKeyIdentifier = keyid\n")
-    _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.crt", "-CAkey", f"{ca}.key",
-             "-CAcreateserial", "-days", "2", "-out", f"{name}.crt", "-extfile", f"{name}.ext",
-             cwd=cwd)
+        "subjectKeyIdentifier = hash\nauthorityKeyIdentifier = keyid\n"
+    )
+    _openssl(
+        "x509",
+        "-req",
+        "-in",
+        f"{name}.csr",
+        "-CA",
+        f"{ca}.crt",
+        "-CAkey",
+        f"{ca}.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-out",
+        f"{name}.crt",
+        "-extfile",
+        f"{name}.ext",
+        cwd=cwd,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -203,21 +260,42 @@ def tls_files(tmp_path_factory: pytest.TempPathFactory) -> Any:
     second CA that signed nothing here (openssl CLI)."""
     d = tmp_path_factory.mktemp("glance-tls")
     for ca in ("ca", "other-ca"):
-        _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{ca}.key",
-                 "-out", f"{ca}.crt", "-days", "2", "-subj", f"/CN=zun-test {ca}", cwd=d)
+        _openssl(
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            f"{ca}.key",
+            "-out",
+            f"{ca}.crt",
+            "-days",
+            "2",
+            "-subj",
+            f"/CN=zun-test {ca}",
+            cwd=d,
+        )
     _signed("ca", "server", "127.0.0.1", "serverAuth", d)
     _signed("ca", "client", "zun-test-client", "clientAuth", d)
-    return SimpleNamespace(**{f"{n.replace('-', '_')}_{ext}": str(d / f"{n}.{ext}")
-                              for n in ("ca", "other-ca", "server", "client")
-                              for ext in ("crt", "key")})
+    return SimpleNamespace(
+        **{
+            f"{n.replace('-', '_')}_{ext}": str(d / f"{n}.{ext}")
+            for n in ("ca", "other-ca", "server", "client")
+            for ext in ("crt", "key")
+        }
+    )
 
 
 def _wait_port(port: int, proc: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"socat exited {proc.returncode}: {proc.stderr.read()!r}"
-                               if proc.stderr else f"socat exited {proc.returncode}")
+            raise RuntimeError(
+                f"socat exited {proc.returncode}: {proc.stderr.read()!r}"
+                if proc.stderr
+                else f"socat exited {proc.returncode}"
+            )
         with socket.socket() as sock:
             if sock.connect_ex(("127.0.0.1", port)) == 0:
                 return
@@ -235,13 +313,18 @@ def tls_glance(openstack_cloud: openstack_env.OpenStackCloud, tls_files: Any) ->
     target = glance.split("://", 1)[1].split("/", 1)[0]
     procs, urls = [], {}
     # Ports of this test's own range (20410-20411).
-    proxies = (("one_way", 20410, "verify=0"),
-               ("mutual", 20411, f"verify=1,cafile={tls_files.ca_crt}"))
+    proxies = (
+        ("one_way", 20410, "verify=0"),
+        ("mutual", 20411, f"verify=1,cafile={tls_files.ca_crt}"),
+    )
     for name, port, verify in proxies:
-        listen = (f"OPENSSL-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork,"
-                  f"cert={tls_files.server_crt},key={tls_files.server_key},{verify}")
-        proc = subprocess.Popen(["socat", listen, f"TCP:{target}"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        listen = (
+            f"OPENSSL-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork,"
+            f"cert={tls_files.server_crt},key={tls_files.server_key},{verify}"
+        )
+        proc = subprocess.Popen(
+            ["socat", listen, f"TCP:{target}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
         procs.append(proc)
         _wait_port(port, proc)
         urls[name] = f"https://127.0.0.1:{port}"

@@ -37,12 +37,14 @@ def api(docker_client: Any) -> Iterator[docker.APIClient]:
     client.close()
 
 
-def _push(api: docker.APIClient, source: str, target_repo: str,
-          auth: dict[str, str] | None) -> None:
+def _push(
+    api: docker.APIClient, source: str, target_repo: str, auth: dict[str, str] | None
+) -> None:
     api.tag(source, target_repo, "latest")
     try:
-        for event in api.push(target_repo, tag="latest", stream=True, decode=True,
-                              auth_config=auth):
+        for event in api.push(
+            target_repo, tag="latest", stream=True, decode=True, auth_config=auth
+        ):
             assert "error" not in event, event
     finally:
         api.remove_image(f"{target_repo}:latest")
@@ -50,16 +52,19 @@ def _push(api: docker.APIClient, source: str, target_repo: str,
 
 def _delete_from_registry(address: str, repo: str, auth: tuple[str, str] | None) -> None:
     base = f"http://{address}/v2/{repo}/manifests/latest"
-    head = requests.head(base, auth=auth, timeout=10, headers={
-        "Accept": "application/vnd.docker.distribution.manifest.v2+json"})
+    head = requests.head(
+        base,
+        auth=auth,
+        timeout=10,
+        headers={"Accept": "application/vnd.docker.distribution.manifest.v2+json"},
+    )
     digest = head.headers.get("Docker-Content-Digest")
     if head.ok and digest:
         requests.delete(f"http://{address}/v2/{repo}/manifests/{digest}", auth=auth, timeout=10)
 
 
 @pytest.fixture(scope="module")
-def open_repo(api: docker.APIClient, registry: dict[str, str],
-              busybox_image: str) -> Iterator[str]:
+def open_repo(api: docker.APIClient, registry: dict[str, str], busybox_image: str) -> Iterator[str]:
     repo = f"{registry['url']}/{REPO}"
     _push(api, busybox_image, repo, None)
     yield repo
@@ -67,14 +72,14 @@ def open_repo(api: docker.APIClient, registry: dict[str, str],
 
 
 @pytest.fixture(scope="module")
-def private_repo(api: docker.APIClient, private_registry: dict[str, str],
-                 busybox_image: str) -> Iterator[tuple[str, dict[str, str]]]:
+def private_repo(
+    api: docker.APIClient, private_registry: dict[str, str], busybox_image: str
+) -> Iterator[tuple[str, dict[str, str]]]:
     auth = {"username": private_registry["username"], "password": private_registry["password"]}
     repo = f"{private_registry['url']}/{REPO}"
     _push(api, busybox_image, repo, auth)
     yield repo, auth
-    _delete_from_registry(private_registry["url"], REPO,
-                          (auth["username"], auth["password"]))
+    _delete_from_registry(private_registry["url"], REPO, (auth["username"], auth["password"]))
 
 
 @pytest.fixture
@@ -86,8 +91,9 @@ def local_cleanup(api: docker.APIClient) -> Iterator[list[str]]:
         docker_driver.delete_image(api, ref, force=True)
 
 
-def test_pull_always_then_ifnotpresent(api: docker.APIClient, open_repo: str,
-                                       local_cleanup: list[str]) -> None:
+def test_pull_always_then_ifnotpresent(
+    api: docker.APIClient, open_repo: str, local_cleanup: list[str]
+) -> None:
     local_cleanup.append(f"{open_repo}:latest")
     first = service.ensure_present(api, open_repo, "latest", "always")
     assert first["pulled"] is True
@@ -104,27 +110,32 @@ def test_pull_always_then_ifnotpresent(api: docker.APIClient, open_repo: str,
     assert service.ensure_present(api, open_repo, "latest", None)["pulled"] is True
 
 
-def test_pull_never(api: docker.APIClient, open_repo: str, busybox_image: str,
-                    local_cleanup: list[str]) -> None:
+def test_pull_never(
+    api: docker.APIClient, open_repo: str, busybox_image: str, local_cleanup: list[str]
+) -> None:
     with pytest.raises(exception.ImageNotFound) as info:
         service.ensure_present(api, open_repo, "latest", "never")
     assert info.value.code == 400
-    assert str(info.value) == (f"Image {open_repo}:latest is not present on this node and the "
-                               "image pull policy 'never' does not allow pulling it.")
+    assert str(info.value) == (
+        f"Image {open_repo}:latest is not present on this node and the "
+        "image pull policy 'never' does not allow pulling it."
+    )
     repo, tag = busybox_image.split(":")
     present = service.ensure_present(api, repo, tag, "never")
     assert present["pulled"] is False
 
 
-def test_ifnotpresent_pulls_an_absent_image(api: docker.APIClient, open_repo: str,
-                                            local_cleanup: list[str]) -> None:
+def test_ifnotpresent_pulls_an_absent_image(
+    api: docker.APIClient, open_repo: str, local_cleanup: list[str]
+) -> None:
     local_cleanup.append(f"{open_repo}:latest")
     docker_driver.delete_image(api, f"{open_repo}:latest", force=True)
     assert service.ensure_present(api, open_repo, "latest", "ifnotpresent")["pulled"] is True
 
 
-def test_pull_of_a_missing_image_gives_the_engine_reason(api: docker.APIClient,
-                                                         registry: dict[str, str]) -> None:
+def test_pull_of_a_missing_image_gives_the_engine_reason(
+    api: docker.APIClient, registry: dict[str, str]
+) -> None:
     repo = f"{registry['url']}/zun-test-{RUN_ID}/does-not-exist"
     with pytest.raises(exception.ImageNotFound) as info:
         service.ensure_present(api, repo, "latest", "always")
@@ -139,10 +150,12 @@ def test_pull_from_an_unreachable_registry(api: docker.APIClient) -> None:
     assert "127.0.0.1:5999" in str(info.value)
 
 
-def test_private_pull_needs_and_uses_credentials(api: docker.APIClient,
-                                                 private_repo: tuple[str, dict[str, str]],
-                                                 local_cleanup: list[str],
-                                                 caplog: pytest.LogCaptureFixture) -> None:
+def test_private_pull_needs_and_uses_credentials(
+    api: docker.APIClient,
+    private_repo: tuple[str, dict[str, str]],
+    local_cleanup: list[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     repo, auth = private_repo
     local_cleanup.append(f"{repo}:latest")
     with pytest.raises(exception.DockerError) as info:
@@ -187,8 +200,16 @@ def test_list_images(api: docker.APIClient, busybox_image: str) -> None:
 
 def test_search_open_registry(open_repo: str, registry: dict[str, str]) -> None:
     results = registry_search(f"zun-test-{RUN_ID}", registry["url"])
-    assert results == [{"name": open_repo, "description": "", "is_official": False,
-                        "is_automated": False, "star_count": 0, "tags": ["latest"]}]
+    assert results == [
+        {
+            "name": open_repo,
+            "description": "",
+            "is_official": False,
+            "is_automated": False,
+            "star_count": 0,
+            "tags": ["latest"],
+        }
+    ]
     assert registry_search(REPO, registry["url"], exact_match=True)[0]["name"] == open_repo
     # The registry's domain and a tag in the term are understood.
     assert registry_search(f"{open_repo}:latest", registry["url"], exact_match=True)
@@ -196,16 +217,18 @@ def test_search_open_registry(open_repo: str, registry: dict[str, str]) -> None:
     assert registry_search(f"no-such-{RUN_ID}", registry["url"]) == []
 
 
-def test_search_private_registry(private_repo: tuple[str, dict[str, str]],
-                                 private_registry: dict[str, str]) -> None:
+def test_search_private_registry(
+    private_repo: tuple[str, dict[str, str]], private_registry: dict[str, str]
+) -> None:
     repo, auth = private_repo
     found = registry_search(REPO, private_registry["url"], auth=auth, exact_match=True)
     assert [r["name"] for r in found] == [repo]
     with pytest.raises(exception.NotAuthorized):
         registry_search(REPO, private_registry["url"])
     with pytest.raises(exception.NotAuthorized):
-        registry_search(REPO, private_registry["url"],
-                        auth={"username": auth["username"], "password": "wrong"})
+        registry_search(
+            REPO, private_registry["url"], auth={"username": auth["username"], "password": "wrong"}
+        )
 
 
 def test_search_unreachable_registry() -> None:

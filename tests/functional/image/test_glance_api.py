@@ -23,16 +23,20 @@ from zun.db import engine, models
 pytestmark = pytest.mark.glance
 
 
-def _as(api: ApiClient, cloud: openstack_env.OpenStackCloud,
-        account: openstack_env.Account) -> tuple[ApiClient, dict[str, str]]:
+def _as(
+    api: ApiClient, cloud: openstack_env.OpenStackCloud, account: openstack_env.Account
+) -> tuple[ApiClient, dict[str, str]]:
     token = cloud.session(account.username, account.password, account.project_name).get_token()
-    return (api.as_member(account.project_id, user=account.user_id),
-            {"X-Auth-Token": token})
+    return (api.as_member(account.project_id, user=account.user_id), {"X-Auth-Token": token})
 
 
-def test_search_with_glance_driver(api: ApiClient, glance_conf: None, accounts: Any,
-                                   images: Any,
-                                   openstack_cloud: openstack_env.OpenStackCloud) -> None:
+def test_search_with_glance_driver(
+    api: ApiClient,
+    glance_conf: None,
+    accounts: Any,
+    images: Any,
+    openstack_cloud: openstack_env.OpenStackCloud,
+) -> None:
     member, headers = _as(api, openstack_cloud, accounts.a)
     r = member.get("/v1/images/zun-test-/search?image_driver=glance", headers=headers)
     assert r.status == 200, r
@@ -42,8 +46,10 @@ def test_search_with_glance_driver(api: ApiClient, glance_conf: None, accounts: 
     assert images.bare["id"] not in ids and images.other_project["id"] not in ids
     hit = next(h for h in r.json if h["id"] == images.docker["id"])
     assert hit["container_format"] == "docker" and hit["name"] == images.docker["name"]
-    r = member.get(f"/v1/images/{images.docker['name']}/search?image_driver=glance"
-                   "&exact_match=true", headers=headers)
+    r = member.get(
+        f"/v1/images/{images.docker['name']}/search?image_driver=glance&exact_match=true",
+        headers=headers,
+    )
     assert [h["id"] for h in r.json] == [images.docker["id"]]
 
 
@@ -52,29 +58,39 @@ def test_search_without_a_token_is_a_clear_400(api: ApiClient, glance_conf: None
     assert r.status == 400 and "Keystone token" in r.error["detail"], r
 
 
-def test_a_token_keystone_refuses_is_a_401(api: ApiClient, glance_conf: None, agent: Any,
-                                           accounts: Any, images: Any) -> None:
+def test_a_token_keystone_refuses_is_a_401(
+    api: ApiClient, glance_conf: None, agent: Any, accounts: Any, images: Any
+) -> None:
     """A token that passed the middleware but that Keystone refuses when zun-api uses it
     toward Glance (revoked, expired, or here never issued): 401, nothing made."""
     headers = {"X-Auth-Token": "gAAAAAB-not-a-token-Keystone-issued"}
     member = api.as_member(accounts.a.project_id, user=accounts.a.user_id)
     admin = api.as_member(accounts.a.project_id, user=accounts.a.user_id, roles="admin")
-    for r in (member.get("/v1/images/zun-test-/search?image_driver=glance", headers=headers),
-              _create(member, headers, images.docker["name"]),
-              admin.post("/v1/images", headers=headers,
-                         json={"repo": images.docker["id"], "host": agent.host})):
+    for r in (
+        member.get("/v1/images/zun-test-/search?image_driver=glance", headers=headers),
+        _create(member, headers, images.docker["name"]),
+        admin.post(
+            "/v1/images", headers=headers, json={"repo": images.docker["id"], "host": agent.host}
+        ),
+    ):
         assert r.status == 401 and r.error["code"] == "container.token-refused", r
         assert "Keystone refused the request's token" in r.error["detail"], r
     _nothing_left(accounts.a.project_id)
 
 
 def _create(member: ApiClient, headers: dict[str, str], image: str) -> Any:
-    return member.at("1.40").post("/v1/containers", headers=headers, json={
-        "image": image, "image_driver": "glance", "name": f"zun-test-{uuid.uuid4().hex[:8]}"})
+    return member.at("1.40").post(
+        "/v1/containers",
+        headers=headers,
+        json={"image": image, "image_driver": "glance", "name": f"zun-test-{uuid.uuid4().hex[:8]}"},
+    )
 
 
 def test_create_refuses_bad_glance_images_before_anything_is_made(
-    api: ApiClient, glance_conf: None, accounts: Any, images: Any,
+    api: ApiClient,
+    glance_conf: None,
+    accounts: Any,
+    images: Any,
     openstack_cloud: openstack_env.OpenStackCloud,
 ) -> None:
     member, headers = _as(api, openstack_cloud, accounts.a)
@@ -106,20 +122,31 @@ def _nothing_left(project_id: str) -> None:
     assert all(u["in_use"] in (0, quota.UNLIMITED) for u in usages.values()), usages
 
 
-def test_glance_unreachable_is_503(api: ApiClient, glance_conf: None, agent: Any,
-                                   accounts: Any, images: Any, catalog_region: Any,
-                                   glance_options: Any,
-                                   openstack_cloud: openstack_env.OpenStackCloud) -> None:
+def test_glance_unreachable_is_503(
+    api: ApiClient,
+    glance_conf: None,
+    agent: Any,
+    accounts: Any,
+    images: Any,
+    catalog_region: Any,
+    glance_options: Any,
+    openstack_cloud: openstack_env.OpenStackCloud,
+) -> None:
     member, headers = _as(api, openstack_cloud, accounts.a)
     admin = api.as_member(accounts.a.project_id, user=accounts.a.user_id, roles="admin")
     # The catalog's image endpoint (a region of the test's own) is a closed port: create,
     # image pull and search are 503 in Zun's format, and nothing is left behind.
-    glance_options(region_name=catalog_region(f"http://127.0.0.1:{_closed_port()}"),
-                   endpoint_type="internalURL")
-    for r in (_create(member, headers, images.docker["name"]),
-              admin.post("/v1/images", headers=headers,
-                         json={"repo": images.docker["id"], "host": agent.host}),
-              member.get("/v1/images/zun-test-/search?image_driver=glance", headers=headers)):
+    glance_options(
+        region_name=catalog_region(f"http://127.0.0.1:{_closed_port()}"),
+        endpoint_type="internalURL",
+    )
+    for r in (
+        _create(member, headers, images.docker["name"]),
+        admin.post(
+            "/v1/images", headers=headers, json={"repo": images.docker["id"], "host": agent.host}
+        ),
+        member.get("/v1/images/zun-test-/search?image_driver=glance", headers=headers),
+    ):
         assert r.status == 503 and r.error["code"] == "container.glance-unavailable", r
         assert "Glance cannot be reached" in r.error["detail"], r
     _nothing_left(accounts.a.project_id)
@@ -130,16 +157,21 @@ def test_glance_unreachable_is_503(api: ApiClient, glance_conf: None, agent: Any
         assert r.status == 503 and r.error["code"] == "container.glance-unavailable", r
     finally:
         CONF.clear_override("region_name", group="glance_client")
-    CONF.set_override("auth_url", f"http://127.0.0.1:{_closed_port()}/v3",
-                      group="keystone_auth")
+    CONF.set_override("auth_url", f"http://127.0.0.1:{_closed_port()}/v3", group="keystone_auth")
     r = member.get("/v1/images/busybox/search?image_driver=glance", headers=headers)
     assert r.status == 503 and r.error["code"] == "container.glance-unavailable", r
     assert "Glance" in r.error["detail"]
 
 
 def test_container_runs_from_a_glance_image(
-    api: ApiClient, service_credentials: None, agent: Any, accounts: Any, images: Any,
-    saved_busybox: tuple[str, bytes], docker_client: Any, tmp_path: Any,
+    api: ApiClient,
+    service_credentials: None,
+    agent: Any,
+    accounts: Any,
+    images: Any,
+    saved_busybox: tuple[str, bytes],
+    docker_client: Any,
+    tmp_path: Any,
     openstack_cloud: openstack_env.OpenStackCloud,
 ) -> None:
     from functional.api.resources_support import delete_container, wait_for
@@ -150,9 +182,17 @@ def test_container_runs_from_a_glance_image(
     created = []
     try:
         for ident in (images.docker["name"], images.docker["id"]):
-            r = member.at("1.40").post("/v1/containers", headers=headers, json={
-                "image": ident, "image_driver": "glance", "run": True,
-                "command": ["sleep", "600"], "name": f"zun-test-{uuid.uuid4().hex[:8]}"})
+            r = member.at("1.40").post(
+                "/v1/containers",
+                headers=headers,
+                json={
+                    "image": ident,
+                    "image_driver": "glance",
+                    "run": True,
+                    "command": ["sleep", "600"],
+                    "name": f"zun-test-{uuid.uuid4().hex[:8]}",
+                },
+            )
             assert r.status == 202, r
             created.append(r.json["uuid"])
 
@@ -168,10 +208,13 @@ def test_container_runs_from_a_glance_image(
         assert docker_client.images.get(saved_busybox[0])
         # A rebuild to a Glance image the project may not use is refused at once, like a
         # create, and the container keeps running.
-        for image, code in ((images.other_project["id"], "container.image-not-found"),
-                            (images.bare["name"], "container.image-format-not-supported")):
-            r = member.at("1.40").post(f"/v1/containers/{created[0]}/rebuild",
-                                       headers=headers, json={"image": image})
+        for image, code in (
+            (images.other_project["id"], "container.image-not-found"),
+            (images.bare["name"], "container.image-format-not-supported"),
+        ):
+            r = member.at("1.40").post(
+                f"/v1/containers/{created[0]}/rebuild", headers=headers, json={"image": image}
+            )
             assert (r.status, r.error["code"]) == (400, code), r
         assert member.get(f"/v1/containers/{created[0]}").json["status"] == "Running"
         # The node stops and removes a container whose image came from Glance like any other.
@@ -200,9 +243,16 @@ def _pulled(member: ApiClient, image_uuid: str) -> dict[str, Any]:
 
 
 def test_image_pull_from_glance(
-    api: ApiClient, service_credentials: None, agent: Any, accounts: Any, images: Any,
-    saved_busybox: tuple[str, bytes], docker_client: Any, tmp_path: Any,
-    glance_options: Any, openstack_cloud: openstack_env.OpenStackCloud,
+    api: ApiClient,
+    service_credentials: None,
+    agent: Any,
+    accounts: Any,
+    images: Any,
+    saved_busybox: tuple[str, bytes],
+    docker_client: Any,
+    tmp_path: Any,
+    glance_options: Any,
+    openstack_cloud: openstack_env.OpenStackCloud,
 ) -> None:
     """POST /v1/images from Glance: by image id (a UUID goes to Glance, as in Zun) and, with
     [DEFAULT]/default_image_driver = glance, by name. The node downloads the archive with the
@@ -215,11 +265,11 @@ def test_image_pull_from_glance(
     glance_options(images_directory=str(tmp_path / "glance-images"))
     _, headers = _as(api, openstack_cloud, accounts.a)
     admin = api.as_member(accounts.a.project_id, user=accounts.a.user_id, roles="admin")
-    r = admin.post("/v1/images", headers=headers,
-                   json={"repo": images.docker["id"], "host": agent.host})
+    r = admin.post(
+        "/v1/images", headers=headers, json={"repo": images.docker["id"], "host": agent.host}
+    )
     assert r.status == 202, r
-    assert (r.json["repo"], r.json["tag"], r.json["host"]) == (
-        images.docker["id"], "", agent.host)
+    assert (r.json["repo"], r.json["tag"], r.json["host"]) == (images.docker["id"], "", agent.host)
     first = _pulled(admin, r.json["uuid"])
     engine_image = docker_client.images.get(ref)
     assert (first["repo"], first["tag"]) == (repo, tag)
@@ -231,28 +281,38 @@ def test_image_pull_from_glance(
     # so this one keeps the Glance name, with the engine's id and size.
     CONF.set_override("default_image_driver", "glance")
     try:
-        r = admin.post("/v1/images", headers=headers,
-                       json={"repo": images.docker["name"], "host": agent.host})
+        r = admin.post(
+            "/v1/images", headers=headers, json={"repo": images.docker["name"], "host": agent.host}
+        )
     finally:
         CONF.clear_override("default_image_driver")
     assert r.status == 202, r
     second = _pulled(admin, r.json["uuid"])
     assert (second["repo"], second["tag"], second["image_id"]) == (
-        images.docker["name"], "", engine_image.id)
+        images.docker["name"],
+        "",
+        engine_image.id,
+    )
 
     # Both rows can be deleted: the tagless one leaves the engine image (others use it), the
     # other removes its tag from the engine.
     for row in (second, first):
         assert admin.delete(f"/v1/images/{row['uuid']}").status == 200
-        wait_for(lambda u=row["uuid"]: admin.get(f"/v1/images/{u}").status == 400,
-                 what="the image row to go")
+        wait_for(
+            lambda u=row["uuid"]: admin.get(f"/v1/images/{u}").status == 400,
+            what="the image row to go",
+        )
     with pytest.raises(docker.errors.ImageNotFound):
         docker_client.images.get(ref)
     assert docker_client.images.get(engine_image.id)  # still there as busybox
 
 
 def test_image_pull_refuses_bad_glance_images_before_a_row(
-    api: ApiClient, glance_conf: None, agent: Any, accounts: Any, images: Any,
+    api: ApiClient,
+    glance_conf: None,
+    agent: Any,
+    accounts: Any,
+    images: Any,
     openstack_cloud: openstack_env.OpenStackCloud,
 ) -> None:
     _, headers = _as(api, openstack_cloud, accounts.a)
@@ -267,8 +327,11 @@ def test_image_pull_refuses_bad_glance_images_before_a_row(
         assert (r.status, r.error["code"]) == (status, code), (repo, r)
     CONF.set_override("default_image_driver", "glance")
     try:
-        r = admin.post("/v1/images", headers=headers,
-                       json={"repo": images.other_project["name"], "host": agent.host})
+        r = admin.post(
+            "/v1/images",
+            headers=headers,
+            json={"repo": images.other_project["name"], "host": agent.host},
+        )
         assert (r.status, r.error["code"]) == (400, "container.image-not-found"), r
         # No token: a clear 400, as for a create.
         r = admin.post("/v1/images", json={"repo": images.docker["name"], "host": agent.host})
@@ -279,7 +342,11 @@ def test_image_pull_refuses_bad_glance_images_before_a_row(
 
 
 def test_image_pull_failing_on_the_node_removes_its_row(
-    api: ApiClient, glance_conf: None, agent: Any, accounts: Any, images: Any,
+    api: ApiClient,
+    glance_conf: None,
+    agent: Any,
+    accounts: Any,
+    images: Any,
     openstack_cloud: openstack_env.OpenStackCloud,
 ) -> None:
     """The API finds the image with the user's token, but the node has no usable service
@@ -288,24 +355,36 @@ def test_image_pull_failing_on_the_node_removes_its_row(
 
     _, headers = _as(api, openstack_cloud, accounts.a)
     admin = api.as_member(accounts.a.project_id, user=accounts.a.user_id, roles="admin")
-    r = admin.post("/v1/images", headers=headers,
-                   json={"repo": images.docker["id"], "host": agent.host})
+    r = admin.post(
+        "/v1/images", headers=headers, json={"repo": images.docker["id"], "host": agent.host}
+    )
     assert r.status == 202, r
-    wait_for(lambda: admin.get(f"/v1/images/{r.json['uuid']}").status == 400,
-             what="the failed pull's row to go")
+    wait_for(
+        lambda: admin.get(f"/v1/images/{r.json['uuid']}").status == 400,
+        what="the failed pull's row to go",
+    )
     _nothing_left(accounts.a.project_id)
 
 
 def _node_usage(host: str) -> tuple[float, int]:
     with engine.transaction(readonly=True) as session:
-        row = session.execute(sa.select(models.ComputeNode.cpu_used, models.ComputeNode.mem_used)
-                              .where(models.ComputeNode.hostname == host)).one()
+        row = session.execute(
+            sa.select(models.ComputeNode.cpu_used, models.ComputeNode.mem_used).where(
+                models.ComputeNode.hostname == host
+            )
+        ).one()
     return float(row[0]), int(row[1])
 
 
 def test_container_failing_on_the_node_releases_its_claim(
-    api: ApiClient, service_credentials: None, agent: Any, accounts: Any, images: Any,
-    glance_options: Any, tmp_path: Any, docker_client: Any,
+    api: ApiClient,
+    service_credentials: None,
+    agent: Any,
+    accounts: Any,
+    images: Any,
+    glance_options: Any,
+    tmp_path: Any,
+    docker_client: Any,
     openstack_cloud: openstack_env.OpenStackCloud,
 ) -> None:
     """Found by the API (container_format docker), but its data is no `docker save` archive:
@@ -316,13 +395,27 @@ def test_container_failing_on_the_node_releases_its_claim(
     member, headers = _as(api, openstack_cloud, accounts.a)
     admin = api.as_member(accounts.a.project_id, user=accounts.a.user_id, roles="admin")
     before = _node_usage(agent.host)
-    r = member.at("1.40").post("/v1/containers", headers=headers, json={
-        "image": images.not_an_archive["id"], "image_driver": "glance", "run": True,
-        "memory": 64, "name": f"zun-test-{uuid.uuid4().hex[:8]}"})
+    r = member.at("1.40").post(
+        "/v1/containers",
+        headers=headers,
+        json={
+            "image": images.not_an_archive["id"],
+            "image_driver": "glance",
+            "run": True,
+            "memory": 64,
+            "name": f"zun-test-{uuid.uuid4().hex[:8]}",
+        },
+    )
     assert r.status == 202, r
     try:
-        shown = wait_for(lambda: (c := member.get(f"/v1/containers/{r.json['uuid']}").json)
-                         ["status"] == "Error" and c, timeout=120, what="the create to fail")
+        shown = wait_for(
+            lambda: (
+                (c := member.get(f"/v1/containers/{r.json['uuid']}").json)["status"] == "Error"
+                and c
+            ),
+            timeout=120,
+            what="the create to fail",
+        )
         assert "not a Docker image archive" in shown["status_reason"], shown
         assert _node_usage(agent.host) == before
     finally:

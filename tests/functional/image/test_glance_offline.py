@@ -19,12 +19,19 @@ from zun.image.glance_client import GlanceClient, GlanceImage
 
 
 def _image(image_id: str = "") -> GlanceImage:
-    return GlanceImage.from_api({"id": image_id or str(uuid.uuid4()), "name": "zun-test-offline",
-                                 "container_format": "docker", "status": "active"})
+    return GlanceImage.from_api(
+        {
+            "id": image_id or str(uuid.uuid4()),
+            "name": "zun-test-offline",
+            "container_format": "docker",
+            "status": "active",
+        }
+    )
 
 
-def test_load_archive_gives_the_reference_it_carried(docker_client: Any, busybox_image: str,
-                                                      tmp_path: Path) -> None:
+def test_load_archive_gives_the_reference_it_carried(
+    docker_client: Any, busybox_image: str, tmp_path: Path
+) -> None:
     ref = f"zun-test-offline-{uuid.uuid4().hex[:8]}:v1"
     docker_client.api.tag(busybox_image, *ref.split(":"))
     archive = tmp_path / "image.tar"
@@ -53,8 +60,11 @@ def test_unreachable_glance_is_503() -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     client = GlanceClient(ks_session.Session(), endpoint=f"http://127.0.0.1:{port}")
-    for call in (lambda: client.find("busybox"), lambda: client.find(str(uuid.uuid4())),
-                 lambda: client.search("busy")):
+    for call in (
+        lambda: client.find("busybox"),
+        lambda: client.find(str(uuid.uuid4())),
+        lambda: client.search("busy"),
+    ):
         with pytest.raises(exception.GlanceUnavailable) as err:
             call()
         assert err.value.code == 503 and err.value.error_code == "glance-unavailable"

@@ -21,13 +21,23 @@ from zun.image.glance_client import GlanceClient
 pytestmark = pytest.mark.glance
 
 
-def _conf(cloud: openstack_env.OpenStackCloud, tmp: Path, region: str,
-          service: bool = False, **glance: Any) -> Any:
+def _conf(
+    cloud: openstack_env.OpenStackCloud,
+    tmp: Path,
+    region: str,
+    service: bool = False,
+    **glance: Any,
+) -> Any:
     creds = {}
     if service:
-        creds = {"auth_type": "password", "username": "zun",
-                 "password": cloud.env["ZUN_OS_SERVICE_PASSWORD"], "project_name": "service",
-                 "user_domain_name": "Default", "project_domain_name": "Default"}
+        creds = {
+            "auth_type": "password",
+            "username": "zun",
+            "password": cloud.env["ZUN_OS_SERVICE_PASSWORD"],
+            "project_name": "service",
+            "user_domain_name": "Default",
+            "project_domain_name": "Default",
+        }
     conf = make_conf(cloud, tmp, **creds)
     conf.set_override("region_name", region, group="glance_client")
     conf.set_override("endpoint_type", "internalURL", group="glance_client")
@@ -36,16 +46,20 @@ def _conf(cloud: openstack_env.OpenStackCloud, tmp: Path, region: str,
     return conf
 
 
-def _user(cloud: openstack_env.OpenStackCloud, account: openstack_env.Account,
-          conf: Any) -> GlanceClient:
+def _user(
+    cloud: openstack_env.OpenStackCloud, account: openstack_env.Account, conf: Any
+) -> GlanceClient:
     token = cloud.session(account.username, account.password, account.project_name).get_token()
     ctx = SimpleNamespace(auth_token=token, project_id=account.project_id)
     return GlanceClient(glance_client.user_session(conf, ctx), conf)
 
 
 def test_region_and_endpoint_type_choose_the_endpoint(
-    openstack_cloud: openstack_env.OpenStackCloud, accounts: Any, images: Any,
-    catalog_region: Any, tmp_path: Path,
+    openstack_cloud: openstack_env.OpenStackCloud,
+    accounts: Any,
+    images: Any,
+    catalog_region: Any,
+    tmp_path: Path,
 ) -> None:
     down = catalog_region(f"http://127.0.0.1:{closed_port()}")
     # RegionOne's public endpoint: found.
@@ -70,13 +84,20 @@ def test_region_and_endpoint_type_choose_the_endpoint(
 
 
 def test_ca_file_is_used_and_a_wrong_ca_refused(
-    openstack_cloud: openstack_env.OpenStackCloud, accounts: Any, images: Any,
-    catalog_region: Any, tls_glance: Any, tls_files: Any, tmp_path: Path,
+    openstack_cloud: openstack_env.OpenStackCloud,
+    accounts: Any,
+    images: Any,
+    catalog_region: Any,
+    tls_glance: Any,
+    tls_files: Any,
+    tmp_path: Path,
 ) -> None:
     region = catalog_region(tls_glance.one_way)
     good = _conf(openstack_cloud, tmp_path, region, ca_file=tls_files.ca_crt)
-    assert _user(openstack_cloud, accounts.a, good).find(images.docker["name"]).id == \
-        images.docker["id"]
+    assert (
+        _user(openstack_cloud, accounts.a, good).find(images.docker["name"]).id
+        == images.docker["id"]
+    )
     for bad in ({"ca_file": tls_files.other_ca_crt}, {}):  # another CA; the system's CAs
         conf = _conf(openstack_cloud, tmp_path, region, **bad)
         with pytest.raises(exception.GlanceUnavailable) as err:
@@ -84,14 +105,18 @@ def test_ca_file_is_used_and_a_wrong_ca_refused(
         assert err.value.code == 503 and "TLS handshake with Glance failed" in str(err.value)
         assert "CERTIFICATE_VERIFY_FAILED" in str(err.value)
     # insecure skips the verification, whatever ca_file says.
-    conf = _conf(openstack_cloud, tmp_path, region, ca_file=tls_files.other_ca_crt,
-                 insecure=True)
+    conf = _conf(openstack_cloud, tmp_path, region, ca_file=tls_files.other_ca_crt, insecure=True)
     assert _user(openstack_cloud, accounts.a, conf).find(images.docker["id"]).is_docker
 
 
 def test_client_certificate_and_the_node_side(
-    openstack_cloud: openstack_env.OpenStackCloud, accounts: Any, images: Any,
-    saved_busybox: tuple[str, bytes], catalog_region: Any, tls_glance: Any, tls_files: Any,
+    openstack_cloud: openstack_env.OpenStackCloud,
+    accounts: Any,
+    images: Any,
+    saved_busybox: tuple[str, bytes],
+    catalog_region: Any,
+    tls_glance: Any,
+    tls_files: Any,
     tmp_path: Path,
 ) -> None:
     region = catalog_region(tls_glance.mutual)
@@ -101,14 +126,30 @@ def test_client_certificate_and_the_node_side(
         glance_client.for_service(conf).find(images.docker["id"])
     assert err.value.code == 503
     # ... cert_file + key_file pass, and the node (service credentials) downloads through it.
-    conf = _conf(openstack_cloud, tmp_path, region, service=True, ca_file=tls_files.ca_crt,
-                 cert_file=tls_files.client_crt, key_file=tls_files.client_key)
+    conf = _conf(
+        openstack_cloud,
+        tmp_path,
+        region,
+        service=True,
+        ca_file=tls_files.ca_crt,
+        cert_file=tls_files.client_crt,
+        key_file=tls_files.client_key,
+    )
     client = glance_client.for_service(conf)
     image = client.find(images.docker["id"], for_project=accounts.a.project_id)
     path = client.download(image, str(tmp_path / "images"))
     assert Path(path).read_bytes() == saved_busybox[1]
     # The API side (the user's token) with the same options.
-    user = _user(openstack_cloud, accounts.a, _conf(
-        openstack_cloud, tmp_path, region, ca_file=tls_files.ca_crt,
-        cert_file=tls_files.client_crt, key_file=tls_files.client_key))
+    user = _user(
+        openstack_cloud,
+        accounts.a,
+        _conf(
+            openstack_cloud,
+            tmp_path,
+            region,
+            ca_file=tls_files.ca_crt,
+            cert_file=tls_files.client_crt,
+            key_file=tls_files.client_key,
+        ),
+    )
     assert images.docker["id"] in {i.id for i in user.search("zun-test-")}

@@ -42,24 +42,43 @@ def default_registry() -> Iterator[None]:
 
 
 def test_credentials_prefer_the_projects_registry_then_config(
-        db: None, default_registry: None) -> None:
+    db: None, default_registry: None
+) -> None:
     creds = ImageService.credentials
     assert creds("p1", "") is None
     assert creds("p1", "other.example") is None
     assert creds("p1", "reg.example:5000")["username"] == "bob"  # the configured default
     with db_engine.transaction() as session:
-        registry_q.create(session, {"domain": "reg.example:5000", "username": "alice",
-                                    "password": "pw-a", "project_id": "p1"})
+        registry_q.create(
+            session,
+            {
+                "domain": "reg.example:5000",
+                "username": "alice",
+                "password": "pw-a",
+                "project_id": "p1",
+            },
+        )
     assert creds("p1", "reg.example:5000") == {
-        "username": "alice", "password": "pw-a", "serveraddress": "reg.example:5000"}
+        "username": "alice",
+        "password": "pw-a",
+        "serveraddress": "reg.example:5000",
+    }
     assert creds("p2", "reg.example:5000")["username"] == "bob"  # not another project's
 
 
 def test_a_named_registry_wins_and_an_anonymous_one_sends_nothing(
-        db: None, default_registry: None) -> None:
+    db: None, default_registry: None
+) -> None:
     with db_engine.transaction() as session:
-        named = registry_q.create(session, {"domain": "named.example", "username": "carol",
-                                            "password": "pw-c", "project_id": "p1"})
+        named = registry_q.create(
+            session,
+            {
+                "domain": "named.example",
+                "username": "carol",
+                "password": "pw-c",
+                "project_id": "p1",
+            },
+        )
         session.expunge(named)
     assert ImageService.credentials("p1", "named.example", named)["username"] == "carol"
     anonymous = SimpleNamespace(username=None, password=None, domain="reg.example:5000")
@@ -92,7 +111,8 @@ class _CountingClient:
 
 @pytest.mark.docker
 def test_one_inspection_when_present_and_one_after_a_pull(
-        docker_client: docker.DockerClient, busybox_image: str) -> None:
+    docker_client: docker.DockerClient, busybox_image: str
+) -> None:
     client = _CountingClient(docker_client.api)
     repo, tag = busybox_image.split(":")
     assert service.ensure_present(client, repo, tag, "ifnotpresent")["pulled"] is False
@@ -107,15 +127,18 @@ def test_one_inspection_when_present_and_one_after_a_pull(
 
 
 @pytest.mark.docker
-def test_pull_for_records_the_row_once(db: None, docker_client: docker.DockerClient,
-                                       busybox_image: str) -> None:
+def test_pull_for_records_the_row_once(
+    db: None, docker_client: docker.DockerClient, busybox_image: str
+) -> None:
     host = f"img-{uuid.uuid4().hex[:8]}"
     images = ImageService(host, lambda: docker_client.api)
-    ref = images.pull_for(busybox_image, policy="IfNotPresent", project_id="p1",
-                          user_id="u1", driver_name="docker")
+    ref = images.pull_for(
+        busybox_image, policy="IfNotPresent", project_id="p1", user_id="u1", driver_name="docker"
+    )
     assert ref == busybox_image
-    images.pull_for(busybox_image, policy="never", project_id="p1", user_id="u1",
-                    driver_name="docker")
+    images.pull_for(
+        busybox_image, policy="never", project_id="p1", user_id="u1", driver_name="docker"
+    )
     with db_engine.transaction(readonly=True) as session:
         rows = session.scalars(sa.select(models.Image).where(models.Image.host == host)).all()
     repo, tag = busybox_image.split(":")
@@ -125,5 +148,6 @@ def test_pull_for_records_the_row_once(db: None, docker_client: docker.DockerCli
     # a Glance image. Not here: loading [keystone_auth] registers keystoneauth's plugin
     # options (auth_url required) on the process's CONF, which later parses would trip on.
     with pytest.raises(exception.OperationNotSupported):
-        images.pull_for(busybox_image, policy=None, project_id="p1", user_id="u1",
-                        driver_name="no-such-driver")
+        images.pull_for(
+            busybox_image, policy=None, project_id="p1", user_id="u1", driver_name="no-such-driver"
+        )

@@ -21,8 +21,9 @@ _counter = itertools.count()
 
 
 def _sweep(client: docker.DockerClient, project_ids: list[str], network_names: list[str]) -> None:
-    for container in client.containers.list(ignore_removed=True, all=True,
-                                            filters={"label": f"{TEST_LABEL}={RUN_ID}"}):
+    for container in client.containers.list(
+        ignore_removed=True, all=True, filters={"label": f"{TEST_LABEL}={RUN_ID}"}
+    ):
         container.remove(force=True)
     names = {f"zun-{p}" for p in project_ids} | set(network_names)
     for net in client.networks.list():
@@ -55,15 +56,17 @@ def network_names(docker_client: docker.DockerClient) -> Iterator[list[str]]:
 
 
 @pytest.fixture
-def run_container(docker_client: docker.DockerClient,
-                  busybox_image: str) -> Iterator[Callable[..., Any]]:
+def run_container(
+    docker_client: docker.DockerClient, busybox_image: str
+) -> Iterator[Callable[..., Any]]:
     """``run_container(command, **kwargs)``: a detached busybox container, removed afterwards."""
     made: list[Any] = []
 
     def run(command: str, start: bool = True, **kwargs: Any) -> Any:
         labels = {TEST_LABEL: RUN_ID, **kwargs.pop("labels", {})}
-        container = docker_client.containers.create(busybox_image, ["sh", "-c", command],
-                                                    labels=labels, **kwargs)
+        container = docker_client.containers.create(
+            busybox_image, ["sh", "-c", command], labels=labels, **kwargs
+        )
         made.append(container)
         if start:
             container.start()

@@ -49,15 +49,19 @@ class _Handler(BaseHTTPRequestHandler):
             reply = {"Scope": "local"}
         elif call == "Join":
             host, peer = _link(body["EndpointID"], "h"), _link(body["EndpointID"], "c")
-            subprocess.run(["ip", "link", "add", host, "type", "veth", "peer", "name", peer],
-                           check=True)
+            subprocess.run(
+                ["ip", "link", "add", host, "type", "veth", "peer", "name", peer], check=True
+            )
             subprocess.run(["ip", "link", "set", host, "up"], check=True)
             reply = {"InterfaceName": {"SrcName": peer, "DstPrefix": "eth"}}
         elif call in ("Leave", "DeleteEndpoint"):
             time.sleep(self.server.delay)
             if call == "Leave":
-                subprocess.run(["ip", "link", "del", _link(body["EndpointID"], "h")],
-                               check=False, capture_output=True)
+                subprocess.run(
+                    ["ip", "link", "del", _link(body["EndpointID"], "h")],
+                    check=False,
+                    capture_output=True,
+                )
         data = json.dumps(reply).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/vnd.docker.plugins.v1+json")

@@ -28,8 +28,9 @@ def _ip_on(container, network_name: str) -> str:
 
 def _http_get_from(run_container, network: str, ip: str) -> tuple[int, str]:
     """Exit code and output of an HTTP GET sent with nc from a container on ``network``."""
-    client = run_container(f"printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 {ip} 8080",
-                           network=network)
+    client = run_container(
+        f"printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 {ip} 8080", network=network
+    )
     code = client.wait(timeout=30)["StatusCode"]
     return code, client.logs().decode(errors="replace")
 
@@ -56,8 +57,7 @@ def test_project_network_is_a_labelled_bridge_created_once(docker_client, new_pr
     assert [n.id for n in docker_client.networks.list() if n.name == net.name] == [net.id]
 
 
-def test_same_project_reaches_other_project_does_not(docker_client, new_project,
-                                                      run_container):
+def test_same_project_reaches_other_project_does_not(docker_client, new_project, run_container):
     project_a, project_b = new_project(), new_project()
     net_a = dn.ensure_project_network(docker_client, project_a).name
     net_b = dn.ensure_project_network(docker_client, project_b).name
@@ -92,15 +92,18 @@ def test_addresses_have_the_shape_clients_read(docker_client, new_project, run_c
     assert entry["preserve_on_delete"] is False
 
     assert list(dn.addresses_for(docker_client, container.id, key_by="id")) == [net.id]
-    assert network_list_entries(addresses) == [{
-        "net_id": net.name, "port_id": entry["port"],
-        "fixed_ips": [{"ip_address": entry["addr"], "version": 4,
-                       "subnet_id": entry["subnet_id"]}],
-    }]
+    assert network_list_entries(addresses) == [
+        {
+            "net_id": net.name,
+            "port_id": entry["port"],
+            "fixed_ips": [
+                {"ip_address": entry["addr"], "version": 4, "subnet_id": entry["subnet_id"]}
+            ],
+        }
+    ]
 
 
-def test_created_container_lists_network_without_address(docker_client, new_project,
-                                                          run_container):
+def test_created_container_lists_network_without_address(docker_client, new_project, run_container):
     net = dn.ensure_project_network(docker_client, new_project())
     container = run_container("sleep 300", start=False, network=net.name)
     assert dn.addresses_for(docker_client, container.id) == {net.name: []}
@@ -142,8 +145,7 @@ def test_connect_errors(docker_client, new_project, run_container):
         dn.connect(docker_client, container.id, other, ip="10.254.0.5")
 
 
-def test_fixed_ip_on_network_with_explicit_subnet(docker_client, network_names,
-                                                  run_container):
+def test_fixed_ip_on_network_with_explicit_subnet(docker_client, network_names, run_container):
     name = f"zt-fixed-{time.monotonic_ns()}"
     network_names.append(name)
     view = dn.create_network(docker_client, name, cidr="10.213.7.0/24")
@@ -213,9 +215,15 @@ def test_concurrent_ensure_from_processes_ends_with_one_network(docker_client, n
     # Processes share no lock: the oldest-wins reconciliation alone must converge.
     project = new_project()
     start_at = time.time() + 4
-    procs = [subprocess.Popen([sys.executable, "-c", _ENSURE_IN_PROCESS, project, str(start_at)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(6)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _ENSURE_IN_PROCESS, project, str(start_at)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(6)
+    ]
     outputs = [p.communicate(timeout=120) for p in procs]
     assert all(p.returncode == 0 for p in procs), [err for _, err in outputs]
     ids = {out.strip() for out, _ in outputs}
@@ -260,8 +268,9 @@ def test_network_resource_create_and_delete(docker_client, network_names, run_co
     name = f"zt-res-{time.monotonic_ns()}"
     network_names.append(name)
     neutron_id = "4b1a1e36-7dc7-4b5e-9b1f-9ad1f0b0c001"
-    view = dn.create_network(docker_client, name, neutron_net_id=neutron_id,
-                             project_id="p1", user_id="u1")
+    view = dn.create_network(
+        docker_client, name, neutron_net_id=neutron_id, project_id="p1", user_id="u1"
+    )
     assert view["name"] == name and view["neutron_net_id"] == neutron_id
     assert view["project_id"] == "p1" and view["user_id"] == "u1"
     assert len(view["network_id"]) == 64

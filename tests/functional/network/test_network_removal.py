@@ -38,17 +38,24 @@ def slow_driver() -> Iterator[Any]:
 
 
 @pytest.fixture
-def make_network(docker_client: docker.DockerClient,
-                 slow_driver: Any) -> Iterator[Callable[[], Any]]:
+def make_network(
+    docker_client: docker.DockerClient, slow_driver: Any
+) -> Iterator[Callable[[], Any]]:
     """A Zun-managed network of the slow driver (what both removal paths look for)."""
     made: list[Any] = []
 
     def make() -> Any:
         ident = f"zt-slowep-{uuid.uuid4().hex[:10]}"
-        made.append(docker_client.networks.create(
-            ident, driver=slow_driver[0],
-            labels={docker_network.LABEL_MANAGED: "true",
-                    docker_network.LABEL_NEUTRON_NET: ident}))
+        made.append(
+            docker_client.networks.create(
+                ident,
+                driver=slow_driver[0],
+                labels={
+                    docker_network.LABEL_MANAGED: "true",
+                    docker_network.LABEL_NEUTRON_NET: ident,
+                },
+            )
+        )
         return made[-1]
 
     yield make
@@ -60,8 +67,9 @@ def make_network(docker_client: docker.DockerClient,
 
 
 def _container_on(client: docker.DockerClient, net: Any, image: str) -> Any:
-    return client.containers.run(image, ["sleep", "300"], network=net.name, detach=True,
-                                 labels={TEST_LABEL: RUN_ID})
+    return client.containers.run(
+        image, ["sleep", "300"], network=net.name, detach=True, labels={TEST_LABEL: RUN_ID}
+    )
 
 
 def _listed(net: Any) -> list[str]:
@@ -69,8 +77,9 @@ def _listed(net: Any) -> list[str]:
     return list(net.attrs.get("Containers") or {})
 
 
-def _remove_in_background(container: Any, net: Any, server: Any,
-                          phase: str = "released") -> threading.Thread:
+def _remove_in_background(
+    container: Any, net: Any, server: Any, phase: str = "released"
+) -> threading.Thread:
     """Start the container's removal and return once the engine is releasing its endpoint:
     ``leaving``, the driver's Leave under way (the container still listed on the network),
     or ``released``, the container no longer listed (DeleteEndpoint under way). The engine
@@ -102,14 +111,19 @@ REMOVERS: dict[str, Callable[[docker.DockerClient, Any], bool]] = {
 
 @pytest.mark.parametrize("phase", ["leaving", "released"])
 @pytest.mark.parametrize("path", sorted(REMOVERS))
-def test_a_delete_during_the_release_waits_for_it(docker_client: docker.DockerClient,
-                                                  make_network: Callable[[], Any],
-                                                  slow_driver: Any, busybox_image: str,
-                                                  path: str, phase: str) -> None:
+def test_a_delete_during_the_release_waits_for_it(
+    docker_client: docker.DockerClient,
+    make_network: Callable[[], Any],
+    slow_driver: Any,
+    busybox_image: str,
+    path: str,
+    phase: str,
+) -> None:
     for _ in range(TRIES):
         net = make_network()
-        thread = _remove_in_background(_container_on(docker_client, net, busybox_image), net,
-                                       slow_driver[1], phase)
+        thread = _remove_in_background(
+            _container_on(docker_client, net, busybox_image), net, slow_driver[1], phase
+        )
         started = time.monotonic()
         try:
             assert REMOVERS[path](docker_client, net) is True
@@ -121,9 +135,12 @@ def test_a_delete_during_the_release_waits_for_it(docker_client: docker.DockerCl
 
 
 @pytest.mark.parametrize("path", sorted(REMOVERS))
-def test_a_container_on_the_network_is_409_at_once(docker_client: docker.DockerClient,
-                                                   make_network: Callable[[], Any],
-                                                   busybox_image: str, path: str) -> None:
+def test_a_container_on_the_network_is_409_at_once(
+    docker_client: docker.DockerClient,
+    make_network: Callable[[], Any],
+    busybox_image: str,
+    path: str,
+) -> None:
     net = make_network()
     container = _container_on(docker_client, net, busybox_image)
     started = time.monotonic()
@@ -135,12 +152,16 @@ def test_a_container_on_the_network_is_409_at_once(docker_client: docker.DockerC
     assert REMOVERS[path](docker_client, net) is True
 
 
-def test_endpoints_not_released_in_time_are_a_409(docker_client: docker.DockerClient,
-                                                  make_network: Callable[[], Any],
-                                                  slow_driver: Any, busybox_image: str) -> None:
+def test_endpoints_not_released_in_time_are_a_409(
+    docker_client: docker.DockerClient,
+    make_network: Callable[[], Any],
+    slow_driver: Any,
+    busybox_image: str,
+) -> None:
     net = make_network()
-    thread = _remove_in_background(_container_on(docker_client, net, busybox_image), net,
-                                   slow_driver[1])
+    thread = _remove_in_background(
+        _container_on(docker_client, net, busybox_image), net, slow_driver[1]
+    )
     try:
         with pytest.raises(exception.Conflict, match="not released after 0.3 seconds"):
             network_removal.remove(net, net.name, lambda: False, wait=0.3)

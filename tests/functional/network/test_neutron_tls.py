@@ -30,7 +30,7 @@ pytestmark = pytest.mark.neutron
 
 
 @pytest.fixture(scope="module")
-def tls_region(openstack_cloud: openstack_env.OpenStackCloud, tls_files: Any) -> Iterator[str]:  # noqa: F811
+def tls_region(openstack_cloud: openstack_env.OpenStackCloud, tls_files: Any) -> Iterator[str]:
     """A region whose network endpoint is a TLS proxy in front of Neutron wanting a client
     certificate signed by the test's CA."""
     proxy = neutron_support.NeutronProxy(
@@ -92,8 +92,8 @@ def tls_cloud(
         yield env
     finally:
         try:
-            for container in docker_client.containers.list(ignore_removed=True,
-                all=True, filters={"label": f"zun.host={agent.host}"}
+            for container in docker_client.containers.list(
+                ignore_removed=True, all=True, filters={"label": f"zun.host={agent.host}"}
             ):
                 container.remove(force=True)
             for docker_net in docker_client.networks.list(names=[net["id"]]):
@@ -166,7 +166,7 @@ def _refused(env: Any) -> str:
     return str(r.error["detail"])
 
 
-def test_ca_file_client_certificate_and_insecure(tls_cloud: Any, tls_files: Any) -> None:  # noqa: F811
+def test_ca_file_client_certificate_and_insecure(tls_cloud: Any, tls_files: Any) -> None:
     env = tls_cloud
     client = {"cert_file": tls_files.client_crt, "key_file": tls_files.client_key}
     _tls(ca_file=tls_files.ca_crt, **client)

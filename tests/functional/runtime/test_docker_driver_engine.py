@@ -24,22 +24,25 @@ from zun.runtime.docker.status import map_docker_state
 pytestmark = pytest.mark.docker
 
 
-def _created(driver: DockerDriver, make: Callable[..., SimpleNamespace], busybox_image: str,
-             **overrides: Any) -> SimpleNamespace:
+def _created(
+    driver: DockerDriver, make: Callable[..., SimpleNamespace], busybox_image: str, **overrides: Any
+) -> SimpleNamespace:
     row = make(**overrides)
     driver.create(row, busybox_image)
     return row
 
 
-def _running(driver: DockerDriver, make: Callable[..., SimpleNamespace], busybox_image: str,
-             **overrides: Any) -> SimpleNamespace:
+def _running(
+    driver: DockerDriver, make: Callable[..., SimpleNamespace], busybox_image: str, **overrides: Any
+) -> SimpleNamespace:
     row = _created(driver, make, busybox_image, **overrides)
     driver.start(row)
     return row
 
 
-def _wait_status(driver: DockerDriver, row: SimpleNamespace, status: str,
-                 timeout: float = 15) -> None:
+def _wait_status(
+    driver: DockerDriver, row: SimpleNamespace, status: str, timeout: float = 15
+) -> None:
     deadline = time.monotonic() + timeout
     while True:
         driver.show(row)
@@ -49,8 +52,9 @@ def _wait_status(driver: DockerDriver, row: SimpleNamespace, status: str,
     assert row.status == status, (row.status, row.status_reason, row.status_detail)
 
 
-def test_lifecycle_and_status_after_each_step(driver: DockerDriver, rows: Any,
-                                              busybox_image: str) -> None:
+def test_lifecycle_and_status_after_each_step(
+    driver: DockerDriver, rows: Any, busybox_image: str
+) -> None:
     row = _created(driver, rows, busybox_image)
     assert row.container_id
     driver.show(row)
@@ -115,8 +119,9 @@ def test_kill_with_a_signal_name(driver: DockerDriver, rows: Any, busybox_image:
     assert "got-term" in driver.logs(row)
 
 
-def test_delete_of_a_running_container_needs_force(driver: DockerDriver, rows: Any,
-                                                   busybox_image: str) -> None:
+def test_delete_of_a_running_container_needs_force(
+    driver: DockerDriver, rows: Any, busybox_image: str
+) -> None:
     row = _running(driver, rows, busybox_image)
     with pytest.raises(exception.Conflict) as info:
         driver.delete(row)
@@ -124,8 +129,9 @@ def test_delete_of_a_running_container_needs_force(driver: DockerDriver, rows: A
     assert driver.delete(row, force=True) is True
 
 
-def test_show_of_an_auto_removed_container_is_deleted(driver: DockerDriver, rows: Any,
-                                                      busybox_image: str) -> None:
+def test_show_of_an_auto_removed_container_is_deleted(
+    driver: DockerDriver, rows: Any, busybox_image: str
+) -> None:
     row = _running(driver, rows, busybox_image, command=["true"], auto_remove=True)
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
@@ -136,25 +142,39 @@ def test_show_of_an_auto_removed_container_is_deleted(driver: DockerDriver, rows
     assert row.status == consts.DELETED
 
 
-def test_task_state_protects_the_status_unless_forced(driver: DockerDriver, rows: Any,
-                                                      busybox_image: str) -> None:
-    row = _running(driver, rows, busybox_image, status=consts.CREATING,
-                   task_state=consts.CONTAINER_STARTING)
+def test_task_state_protects_the_status_unless_forced(
+    driver: DockerDriver, rows: Any, busybox_image: str
+) -> None:
+    row = _running(
+        driver, rows, busybox_image, status=consts.CREATING, task_state=consts.CONTAINER_STARTING
+    )
     driver.show(row)
     assert row.status == consts.CREATING
     driver.show(row, force=True)
     assert row.status == consts.RUNNING
 
 
-def test_engine_name_labels_and_settings(driver: DockerDriver, rows: Any,
-                                         busybox_image: str) -> None:
+def test_engine_name_labels_and_settings(
+    driver: DockerDriver, rows: Any, busybox_image: str
+) -> None:
     row = _created(
-        driver, rows, busybox_image, labels={"team": "a", "zun.managed": "false"},
-        environment={"GREETING": "hello"}, workdir="/tmp", hostname="box1", cpu=0.5,
-        memory="64", restart_policy={"Name": "on-failure", "MaximumRetryCount": "2"},
-        exposed_ports={"8080/tcp": {}}, tty=True, interactive=True,
+        driver,
+        rows,
+        busybox_image,
+        labels={"team": "a", "zun.managed": "false"},
+        environment={"GREETING": "hello"},
+        workdir="/tmp",
+        hostname="box1",
+        cpu=0.5,
+        memory="64",
+        restart_policy={"Name": "on-failure", "MaximumRetryCount": "2"},
+        exposed_ports={"8080/tcp": {}},
+        tty=True,
+        interactive=True,
         healthcheck={"cmd": "true", "interval": 10, "retries": 2, "timeout": 3},
-        entrypoint=["/bin/sh", "-c"], command=["sleep 300"])
+        entrypoint=["/bin/sh", "-c"],
+        command=["sleep 300"],
+    )
     info = driver.inspect(row)
     config, host = info["Config"], info["HostConfig"]
     assert info["Name"] == f"/zun-{row.uuid}"
@@ -174,14 +194,22 @@ def test_engine_name_labels_and_settings(driver: DockerDriver, rows: Any,
     assert host["RestartPolicy"] == {"Name": "on-failure", "MaximumRetryCount": 2}
 
 
-def test_hardening_is_applied_and_effective(driver: DockerDriver, rows: Any,
-                                            busybox_image: str) -> None:
+def test_hardening_is_applied_and_effective(
+    driver: DockerDriver, rows: Any, busybox_image: str
+) -> None:
     row = _running(driver, rows, busybox_image)
     host = driver.inspect(row)["HostConfig"]
     assert host["SecurityOpt"] == ["no-new-privileges:true"]
     assert host["CapDrop"] == ["ALL"]
-    assert sorted(host["CapAdd"]) == ["CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL",
-                                      "NET_BIND_SERVICE", "SETGID", "SETUID"]
+    assert sorted(host["CapAdd"]) == [
+        "CHOWN",
+        "DAC_OVERRIDE",
+        "FOWNER",
+        "KILL",
+        "NET_BIND_SERVICE",
+        "SETGID",
+        "SETUID",
+    ]
     assert host["PidsLimit"] == 4096
     result = driver.execute(row, ["grep", "NoNewPrivs", "/proc/self/status"])
     assert result["exit_code"] == 0
@@ -191,8 +219,9 @@ def test_hardening_is_applied_and_effective(driver: DockerDriver, rows: Any,
     assert result["exit_code"] != 0
 
 
-def test_privileged_container_is_not_hardened(driver: DockerDriver, rows: Any,
-                                              busybox_image: str) -> None:
+def test_privileged_container_is_not_hardened(
+    driver: DockerDriver, rows: Any, busybox_image: str
+) -> None:
     row = _created(driver, rows, busybox_image, privileged=True)
     host = driver.inspect(row)["HostConfig"]
     assert host["Privileged"] is True
@@ -202,8 +231,9 @@ def test_privileged_container_is_not_hardened(driver: DockerDriver, rows: Any,
     assert not host["PidsLimit"]
 
 
-def test_execute_output_exit_code_and_timeout(driver: DockerDriver, rows: Any,
-                                              busybox_image: str) -> None:
+def test_execute_output_exit_code_and_timeout(
+    driver: DockerDriver, rows: Any, busybox_image: str
+) -> None:
     row = _running(driver, rows, busybox_image)
     result = driver.execute(row, ["sh", "-c", "echo out; echo err >&2; exit 3"])
     assert result["exit_code"] == 3
@@ -221,8 +251,7 @@ def test_execute_output_exit_code_and_timeout(driver: DockerDriver, rows: Any,
     assert str(info.value) == "Timeout on executing command: sleep 30"
 
 
-def test_interactive_exec_and_resizes(driver: DockerDriver, rows: Any,
-                                      busybox_image: str) -> None:
+def test_interactive_exec_and_resizes(driver: DockerDriver, rows: Any, busybox_image: str) -> None:
     row = _running(driver, rows, busybox_image, tty=True, interactive=True)
     result = driver.execute(row, ["/bin/sh"], interactive=True)
     assert result["output"] is None and result["exit_code"] is None
@@ -236,8 +265,9 @@ def test_interactive_exec_and_resizes(driver: DockerDriver, rows: Any,
 
 
 def test_logs(driver: DockerDriver, rows: Any, busybox_image: str) -> None:
-    row = _running(driver, rows, busybox_image,
-                   command=["sh", "-c", "echo one; echo two; echo oops >&2"])
+    row = _running(
+        driver, rows, busybox_image, command=["sh", "-c", "echo one; echo two; echo oops >&2"]
+    )
     _wait_status(driver, row, consts.STOPPED)
     assert sorted(driver.logs(row).split()) == ["one", "oops", "two"]
     assert driver.logs(row, stderr=False).split() == ["one", "two"]
@@ -269,7 +299,8 @@ def test_archive_round_trip(driver: DockerDriver, rows: Any, busybox_image: str)
     driver.put_archive(row, "/tmp", buf.getvalue())
 
     assert driver.execute(row, ["wc", "-c", "/tmp/greeting.txt"])["output"].split()[0] == str(
-        len(payload))
+        len(payload)
+    )
     data, stat = driver.get_archive(row, "/tmp/greeting.txt")
     assert stat["name"] == "greeting.txt"
     assert stat["size"] == len(payload)
@@ -287,8 +318,15 @@ def test_archive_round_trip(driver: DockerDriver, rows: Any, busybox_image: str)
 def test_stats(driver: DockerDriver, rows: Any, busybox_image: str) -> None:
     row = _running(driver, rows, busybox_image, memory="64")
     result = driver.stats(row)
-    assert set(result) == {"CONTAINER", "CPU %", "MEM USAGE(MiB)", "MEM LIMIT(MiB)", "MEM %",
-                           "BLOCK I/O(B)", "NET I/O(B)"}
+    assert set(result) == {
+        "CONTAINER",
+        "CPU %",
+        "MEM USAGE(MiB)",
+        "MEM LIMIT(MiB)",
+        "MEM %",
+        "BLOCK I/O(B)",
+        "NET I/O(B)",
+    }
     assert result["CONTAINER"] == row.name
     assert result["MEM LIMIT(MiB)"] == 64.0
     assert 0 < result["MEM USAGE(MiB)"] < 64
@@ -329,19 +367,23 @@ def test_update_is_applied_live(driver: DockerDriver, rows: Any, busybox_image: 
     driver.update(row)  # nothing to change is not an error
 
 
-def test_list_zun_containers_maps_with_the_list_state(driver: DockerDriver, rows: Any,
-                                                      busybox_image: str) -> None:
+def test_list_zun_containers_maps_with_the_list_state(
+    driver: DockerDriver, rows: Any, busybox_image: str
+) -> None:
     running = _running(driver, rows, busybox_image)
     created = _created(driver, rows, busybox_image)
     listed = {r["Labels"]["zun.container.uuid"]: r for r in driver.list_zun_containers()}
     assert {running.uuid, created.uuid} <= set(listed)
-    assert map_docker_state(listed[running.uuid]["State"],
-                            status=consts.CREATED).status == consts.RUNNING
-    assert map_docker_state(listed[created.uuid]["State"],
-                            status=consts.CREATING).status == consts.CREATED
+    assert (
+        map_docker_state(listed[running.uuid]["State"], status=consts.CREATED).status
+        == consts.RUNNING
+    )
+    assert (
+        map_docker_state(listed[created.uuid]["State"], status=consts.CREATING).status
+        == consts.CREATED
+    )
     # Containers that are not Zun's are not listed.
-    other = driver.client.create_container(busybox_image, ["true"],
-                                           labels={RUN_LABEL: RUN_ID})
+    other = driver.client.create_container(busybox_image, ["true"], labels={RUN_LABEL: RUN_ID})
     try:
         ids = {r["Id"] for r in driver.list_zun_containers()}
         assert other["Id"] not in ids
@@ -349,16 +391,18 @@ def test_list_zun_containers_maps_with_the_list_state(driver: DockerDriver, rows
         driver.client.remove_container(other["Id"], force=True)
 
 
-def test_networks_attached_at_create(driver: DockerDriver, rows: Any,
-                                     busybox_image: str) -> None:
+def test_networks_attached_at_create(driver: DockerDriver, rows: Any, busybox_image: str) -> None:
     client = driver.client
     names = [f"zun-test-net-{RUN_ID}-{i}" for i in (1, 2)]
     for name in names:
         client.create_network(name, driver="bridge", labels={RUN_LABEL: RUN_ID})
     try:
         row = rows()
-        driver.create(row, busybox_image, networking={
-            "endpoints": {names[0]: {"aliases": ["web"]}, names[1]: {}}})
+        driver.create(
+            row,
+            busybox_image,
+            networking={"endpoints": {names[0]: {"aliases": ["web"]}, names[1]: {}}},
+        )
         driver.start(row)
         networks = driver.inspect(row)["NetworkSettings"]["Networks"]
         assert set(networks) == set(names)
@@ -375,12 +419,16 @@ def test_networks_attached_at_create(driver: DockerDriver, rows: Any,
 
 
 def test_unknown_network_fails_at_start_with_the_engine_reason(
-        driver: DockerDriver, rows: Any, busybox_image: str) -> None:
+    driver: DockerDriver, rows: Any, busybox_image: str
+) -> None:
     # Docker accepts the connection of a created container and checks the network at start.
     row = rows()
     missing = f"zun-test-missing-{RUN_ID}"
-    driver.create(row, busybox_image, networking={
-        "network_mode": "bridge", "endpoints": {"bridge": {}, missing: {}}})
+    driver.create(
+        row,
+        busybox_image,
+        networking={"network_mode": "bridge", "endpoints": {"bridge": {}, missing: {}}},
+    )
     with pytest.raises(exception.DockerError) as info:
         driver.start(row)
     assert is_not_found(info.value)
@@ -403,8 +451,7 @@ def test_create_from_an_absent_image_is_not_found(driver: DockerDriver, rows: An
     assert is_not_found(info.value)
 
 
-def test_same_uuid_twice_is_a_conflict(driver: DockerDriver, rows: Any,
-                                       busybox_image: str) -> None:
+def test_same_uuid_twice_is_a_conflict(driver: DockerDriver, rows: Any, busybox_image: str) -> None:
     row = _created(driver, rows, busybox_image)
     twin = rows(uuid=row.uuid)
     with pytest.raises(exception.Conflict) as info:

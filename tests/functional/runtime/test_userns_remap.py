@@ -40,13 +40,32 @@ def remapped_engine(docker_client: Any, busybox_image: str) -> Iterator[str]:
 
 def _row(busybox_image: str, **overrides: Any) -> SimpleNamespace:
     values: dict[str, Any] = {
-        "uuid": str(uuid.uuid4()), "name": "zun-userns", "image": busybox_image,
-        "command": ["sleep", "300"], "entrypoint": None, "cpu": None, "memory": None,
-        "workdir": None, "labels": {}, "environment": {}, "restart_policy": None,
-        "interactive": False, "tty": False, "hostname": None, "runtime": None,
-        "auto_remove": False, "privileged": False, "healthcheck": None, "exposed_ports": None,
-        "cpu_policy": None, "cpuset": None, "container_id": None, "status": consts.CREATING,
-        "status_reason": None, "status_detail": None, "task_state": None,
+        "uuid": str(uuid.uuid4()),
+        "name": "zun-userns",
+        "image": busybox_image,
+        "command": ["sleep", "300"],
+        "entrypoint": None,
+        "cpu": None,
+        "memory": None,
+        "workdir": None,
+        "labels": {},
+        "environment": {},
+        "restart_policy": None,
+        "interactive": False,
+        "tty": False,
+        "hostname": None,
+        "runtime": None,
+        "auto_remove": False,
+        "privileged": False,
+        "healthcheck": None,
+        "exposed_ports": None,
+        "cpu_policy": None,
+        "cpuset": None,
+        "container_id": None,
+        "status": consts.CREATING,
+        "status_reason": None,
+        "status_detail": None,
+        "task_state": None,
     }
     values.update(overrides)
     return SimpleNamespace(**values)
@@ -59,7 +78,8 @@ def _uid_map(driver: DockerDriver, row: SimpleNamespace) -> list[list[int]]:
 
 
 def test_containers_run_remapped_and_privileged_ones_still_start(
-        remapped_engine: str, busybox_image: str) -> None:
+    remapped_engine: str, busybox_image: str
+) -> None:
     driver = DockerDriver(api_url=remapped_engine)
     try:
         plain = _row(busybox_image)
@@ -77,8 +97,10 @@ def test_containers_run_remapped_and_privileged_ones_still_start(
         # privileged container at all.
         privileged = _row(busybox_image, privileged=True)
         driver.create(privileged, busybox_image, networking={"network_mode": "none"})
-        assert driver.client.inspect_container(privileged.container_id)["HostConfig"][
-            "UsernsMode"] == "host"
+        assert (
+            driver.client.inspect_container(privileged.container_id)["HostConfig"]["UsernsMode"]
+            == "host"
+        )
     finally:
         for row in locals().get("plain"), locals().get("privileged"):
             if row is not None and row.container_id:

@@ -21,10 +21,24 @@ from zun.scheduler import placement
 
 pytestmark = pytest.mark.placement
 
-INVENTORY = {"VCPU": {"total": 4, "reserved": 0, "min_unit": 1, "max_unit": 4, "step_size": 1,
-                      "allocation_ratio": 1.0},
-             "MEMORY_MB": {"total": 1024, "reserved": 0, "min_unit": 1, "max_unit": 1024,
-                           "step_size": 1, "allocation_ratio": 1.0}}
+INVENTORY = {
+    "VCPU": {
+        "total": 4,
+        "reserved": 0,
+        "min_unit": 1,
+        "max_unit": 4,
+        "step_size": 1,
+        "allocation_ratio": 1.0,
+    },
+    "MEMORY_MB": {
+        "total": 1024,
+        "reserved": 0,
+        "min_unit": 1,
+        "max_unit": 1024,
+        "step_size": 1,
+        "allocation_ratio": 1.0,
+    },
+}
 
 
 @pytest.fixture
@@ -70,32 +84,44 @@ def test_a_provider_is_found_again_by_uuid_and_by_name(api: placement.PlacementC
     api.ensure_trait("CUSTOM_PLC_FN_OTHER")
     api.set_traits(rp, add={"CUSTOM_PLC_FN_OTHER"})
     assert api.set_traits(rp, add={placement.DISABLED_TRAIT}) == {
-        "CUSTOM_PLC_FN_OTHER", placement.DISABLED_TRAIT}
+        "CUSTOM_PLC_FN_OTHER",
+        placement.DISABLED_TRAIT,
+    }
     assert api.set_traits(rp, remove={placement.DISABLED_TRAIT}) == {"CUSTOM_PLC_FN_OTHER"}
 
 
-def test_a_stale_consumer_generation_is_retried(api: placement.PlacementClient,
-                                               caplog: pytest.LogCaptureFixture) -> None:
+def test_a_stale_consumer_generation_is_retried(
+    api: placement.PlacementClient, caplog: pytest.LogCaptureFixture
+) -> None:
     rp = provider(api)
     mine = consumer(api, {"VCPU": 1, "MEMORY_MB": 100})
-    assert api.put_allocation(mine.uuid, {rp: mine.resources}, project_id=mine.project_id,
-                              user_id=mine.user_id)
+    assert api.put_allocation(
+        mine.uuid, {rp: mine.resources}, project_id=mine.project_id, user_id=mine.user_id
+    )
     # As if another writer changed the consumer since we read it: Placement answers 409
     # placement.concurrent_update, and the claim reads the generation again.
     stale = {"allocations": {}, "consumer_generation": None}
     caplog.set_level("INFO", logger="zun.scheduler.placement")
-    assert api.put_allocation(mine.uuid, {rp: {"VCPU": 2, "MEMORY_MB": 200}},
-                              project_id=mine.project_id, user_id=mine.user_id, expect=stale)
+    assert api.put_allocation(
+        mine.uuid,
+        {rp: {"VCPU": 2, "MEMORY_MB": 200}},
+        project_id=mine.project_id,
+        user_id=mine.user_id,
+        expect=stale,
+    )
     assert api.get_allocations(mine.uuid)["allocations"][rp]["resources"] == {
-        "VCPU": 2, "MEMORY_MB": 200}
+        "VCPU": 2,
+        "MEMORY_MB": 200,
+    }
     assert f"Allocation of {mine.uuid}: generation conflict, retrying" in caplog.text
 
 
 def test_a_claim_that_does_not_fit_is_refused(api: placement.PlacementClient) -> None:
     rp = provider(api)
     big = consumer(api, {"VCPU": 1, "MEMORY_MB": 2048})
-    assert not api.put_allocation(big.uuid, {rp: big.resources}, project_id=big.project_id,
-                                  user_id=big.user_id)
+    assert not api.put_allocation(
+        big.uuid, {rp: big.resources}, project_id=big.project_id, user_id=big.user_id
+    )
     assert api.get_allocations(big.uuid)["allocations"] == {}
     query = placement.candidate_query({"VCPU": 1, "MEMORY_MB": 2048}, in_tree=rp, limit=10)
     assert api.allocation_candidates(query) == []
@@ -117,7 +143,8 @@ def _transaction(work: Any, fail: bool) -> None:
 
 
 def test_a_rolled_back_claim_is_undone_and_a_committed_one_stays(
-        api: placement.PlacementClient) -> None:
+    api: placement.PlacementClient,
+) -> None:
     old_rp, new_rp = provider(api), provider(api)
     fresh = consumer(api, {"VCPU": 1, "MEMORY_MB": 64})
     _transaction(lambda s: placement.claim_in_transaction(s, fresh, new_rp), fail=True)
@@ -132,9 +159,11 @@ def test_a_rolled_back_claim_is_undone_and_a_committed_one_stays(
 
 
 def test_unreachable_placement_is_placement_unavailable(
-        openstack_cloud: openstack_env.OpenStackCloud) -> None:
-    dead = placement.PlacementClient(session=openstack_cloud.session(),
-                                     endpoint_override=f"http://127.0.0.1:{free_port()}")
+    openstack_cloud: openstack_env.OpenStackCloud,
+) -> None:
+    dead = placement.PlacementClient(
+        session=openstack_cloud.session(), endpoint_override=f"http://127.0.0.1:{free_port()}"
+    )
     with pytest.raises(exception.PlacementUnavailable) as raised:
         dead.get_allocations(str(uuid.uuid4()))
     assert raised.value.code == 503

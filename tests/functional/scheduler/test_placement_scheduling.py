@@ -28,10 +28,24 @@ pytestmark = pytest.mark.placement
 
 
 def _inventory(memory_mb: int) -> dict[str, Any]:
-    return {"VCPU": {"total": 4, "reserved": 0, "min_unit": 1, "max_unit": 4, "step_size": 1,
-                     "allocation_ratio": 1.0},
-            "MEMORY_MB": {"total": memory_mb, "reserved": 0, "min_unit": 1,
-                          "max_unit": memory_mb, "step_size": 1, "allocation_ratio": 1.0}}
+    return {
+        "VCPU": {
+            "total": 4,
+            "reserved": 0,
+            "min_unit": 1,
+            "max_unit": 4,
+            "step_size": 1,
+            "allocation_ratio": 1.0,
+        },
+        "MEMORY_MB": {
+            "total": memory_mb,
+            "reserved": 0,
+            "min_unit": 1,
+            "max_unit": memory_mb,
+            "step_size": 1,
+            "allocation_ratio": 1.0,
+        },
+    }
 
 
 class RacingClient(placement.PlacementClient):
@@ -48,22 +62,33 @@ class RacingClient(placement.PlacementClient):
         if self.victim is not None:
             nova = str(uuid.uuid4())
             self.nova.append(nova)
-            total = self.admin.get(f"/resource_providers/{self.victim}/inventories")[
-                "inventories"]["MEMORY_MB"]["total"]
-            total -= sum(a["resources"].get("MEMORY_MB", 0)
-                         for a in self.admin.on_provider(self.victim).values())
-            status, body = self.admin.call("PUT", f"/allocations/{nova}", {
-                "allocations": {self.victim: {"resources": {"MEMORY_MB": total}}},
-                "project_id": "nova", "user_id": "nova", "consumer_generation": None,
-                "consumer_type": "INSTANCE"})
+            total = self.admin.get(f"/resource_providers/{self.victim}/inventories")["inventories"][
+                "MEMORY_MB"
+            ]["total"]
+            total -= sum(
+                a["resources"].get("MEMORY_MB", 0)
+                for a in self.admin.on_provider(self.victim).values()
+            )
+            status, body = self.admin.call(
+                "PUT",
+                f"/allocations/{nova}",
+                {
+                    "allocations": {self.victim: {"resources": {"MEMORY_MB": total}}},
+                    "project_id": "nova",
+                    "user_id": "nova",
+                    "consumer_generation": None,
+                    "consumer_type": "INSTANCE",
+                },
+            )
             assert status == 204, body
             self.victim = None
         return offered
 
 
 @pytest.fixture
-def cloud_db(tmp_path: Path, openstack_cloud: openstack_env.OpenStackCloud
-             ) -> Iterator[tuple[RacingClient, dict[str, str]]]:
+def cloud_db(
+    tmp_path: Path, openstack_cloud: openstack_env.OpenStackCloud
+) -> Iterator[tuple[RacingClient, dict[str, str]]]:
     url = f"sqlite:///{tmp_path / 'zun.sqlite'}"
     migration.upgrade(url=url)
     db_engine.set_engine(db_engine.create_engine(url))
@@ -83,13 +108,19 @@ def cloud_db(tmp_path: Path, openstack_cloud: openstack_env.OpenStackCloud
             rps[host] = rp
             client.set_inventory(rp, _inventory(memory))
             with db_engine.transaction() as session:
-                node_q.upsert_compute_node(session, host, {"cpus": 4, "mem_total": memory,
-                                                           "disk_total": 10})
-                session.execute(models.ComputeNode.__table__.update()
-                                .where(models.ComputeNode.hostname == host)
-                                .values(rp_uuid=rp))
-                session.add(models.ZunService(host=host, binary="zun-compute",
-                                              last_seen_up=now, created_at=now))
+                node_q.upsert_compute_node(
+                    session, host, {"cpus": 4, "mem_total": memory, "disk_total": 10}
+                )
+                session.execute(
+                    models.ComputeNode.__table__.update()
+                    .where(models.ComputeNode.hostname == host)
+                    .values(rp_uuid=rp)
+                )
+                session.add(
+                    models.ZunService(
+                        host=host, binary="zun-compute", last_seen_up=now, created_at=now
+                    )
+                )
         yield client, rps
     finally:
         CONF.clear_override("use_placement", group="scheduler")
@@ -107,12 +138,14 @@ def _node(hostname: str) -> Any:
 
 
 def test_a_node_filled_between_candidates_and_claim_is_given_up_for_the_next(
-        cloud_db: tuple[RacingClient, dict[str, str]]) -> None:
+    cloud_db: tuple[RacingClient, dict[str, str]],
+) -> None:
     client, rps = cloud_db
     big, small = sorted(rps, key=lambda h: "small" in h)
     request = filters.Request(cpu=1.0, memory_mb=512, disk_gb=0)
-    consumer = placement.consumer_of(str(uuid.uuid4()), "plc-project", "plc-user",
-                                     placement.resources_of(1.0, 512, 0), new=True)
+    consumer = placement.consumer_of(
+        str(uuid.uuid4()), "plc-project", "plc-user", placement.resources_of(1.0, 512, 0), new=True
+    )
     client.consumers = [consumer.uuid]  # type: ignore[attr-defined]
     # Without the race, the bigger node wins (spread).
     with db_engine.transaction() as session:
@@ -120,8 +153,9 @@ def test_a_node_filled_between_candidates_and_claim_is_given_up_for_the_next(
     assert set(client.get_allocations(consumer.uuid)["allocations"]) == {rps[big]}
     assert _node(big).mem_used == 512
     # Once more for another container, with "Nova" filling the big node in between.
-    second = placement.consumer_of(str(uuid.uuid4()), "plc-project", "plc-user",
-                                   placement.resources_of(1.0, 512, 0), new=True)
+    second = placement.consumer_of(
+        str(uuid.uuid4()), "plc-project", "plc-user", placement.resources_of(1.0, 512, 0), new=True
+    )
     client.consumers.append(second.uuid)  # type: ignore[attr-defined]
     client.victim = rps[big]
     with db_engine.transaction() as session:
@@ -133,14 +167,17 @@ def test_a_node_filled_between_candidates_and_claim_is_given_up_for_the_next(
 
 
 def test_a_rolled_back_scheduling_transaction_leaves_no_allocation(
-        cloud_db: tuple[RacingClient, dict[str, str]]) -> None:
+    cloud_db: tuple[RacingClient, dict[str, str]],
+) -> None:
     client, rps = cloud_db
-    consumer = placement.consumer_of(str(uuid.uuid4()), "plc-project", "plc-user",
-                                     placement.resources_of(1.0, 256, 0), new=True)
+    consumer = placement.consumer_of(
+        str(uuid.uuid4()), "plc-project", "plc-user", placement.resources_of(1.0, 256, 0), new=True
+    )
     client.consumers = [consumer.uuid]  # type: ignore[attr-defined]
     with pytest.raises(RuntimeError), db_engine.transaction() as session:
-        scheduler.select_and_claim(session, filters.Request(cpu=1.0, memory_mb=256, disk_gb=0),
-                                   consumer=consumer)
+        scheduler.select_and_claim(
+            session, filters.Request(cpu=1.0, memory_mb=256, disk_gb=0), consumer=consumer
+        )
         raise RuntimeError("the row could not be written")
     assert client.get_allocations(consumer.uuid)["allocations"] == {}
     assert sum(_node(host).mem_used for host in rps) == 0

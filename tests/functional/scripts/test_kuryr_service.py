@@ -42,29 +42,43 @@ def test_plugin_activates_as_network_and_ipam_driver() -> None:
         assert spec.read().strip() == PLUGIN_URL
 
 
-def _run_on_port(docker_client: Any, image: str, network: str, port: dict[str, Any],
-                 name: str) -> Any:
+def _run_on_port(
+    docker_client: Any, image: str, network: str, port: dict[str, Any], name: str
+) -> Any:
     api = docker_client.api
     created = api.create_container(
-        image, ["sleep", "600"], name=name, mac_address=port["mac_address"],
+        image,
+        ["sleep", "600"],
+        name=name,
+        mac_address=port["mac_address"],
         host_config=api.create_host_config(network_mode=network),
-        networking_config=api.create_networking_config({network: api.create_endpoint_config(
-            ipv4_address=port["fixed_ips"][0]["ip_address"])}),
-        labels={"zun-test": "kuryr-service"})
+        networking_config=api.create_networking_config(
+            {network: api.create_endpoint_config(ipv4_address=port["fixed_ips"][0]["ip_address"])}
+        ),
+        labels={"zun-test": "kuryr-service"},
+    )
     api.start(created["Id"])
     return docker_client.containers.get(created["Id"])
 
 
 def _tx_checksumming(container: Any) -> str:
     pid = str(container.attrs["State"]["Pid"])
-    out = subprocess.run(["nsenter", "-t", pid, "-n", "ethtool", "-k", "eth0"],
-                         capture_output=True, text=True, check=True).stdout
-    return next(line.split(":", 1)[1].strip() for line in out.splitlines()
-                if line.startswith("tx-checksumming"))
+    out = subprocess.run(
+        ["nsenter", "-t", pid, "-n", "ethtool", "-k", "eth0"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return next(
+        line.split(":", 1)[1].strip()
+        for line in out.splitlines()
+        if line.startswith("tx-checksumming")
+    )
 
 
-def test_docker_network_on_neutron_ports(neutron: neutron_support.Neutron, docker_client: Any,
-                                         busybox_image: str) -> None:
+def test_docker_network_on_neutron_ports(
+    neutron: neutron_support.Neutron, docker_client: Any, busybox_image: str
+) -> None:
     made = neutron.create_network("10.250.31.0/24")
     net, subnet = made["network"], made["subnet"]
     docker_net = None
@@ -72,18 +86,37 @@ def test_docker_network_on_neutron_ports(neutron: neutron_support.Neutron, docke
     try:
         # Zun's naming and options: the Docker network is named after the Neutron network.
         docker_net = docker_client.networks.create(
-            net["id"], driver="kuryr",
-            options={"neutron.net.uuid": net["id"], "neutron.net.shared": "False",
-                     "neutron.subnet.uuid": subnet["id"]},
-            ipam={"Driver": "kuryr",
-                  "Options": {"neutron.net.shared": "False", "neutron.subnet.uuid": subnet["id"]},
-                  "Config": [{"Subnet": subnet["cidr"], "Gateway": subnet["gateway_ip"]}]})
-        ports = [neutron.create_port(net["id"], device_owner="compute:kuryr",
-                                     device_id=neutron_support.unique_name("device"))
-                 for _ in range(2)]
+            net["id"],
+            driver="kuryr",
+            options={
+                "neutron.net.uuid": net["id"],
+                "neutron.net.shared": "False",
+                "neutron.subnet.uuid": subnet["id"],
+            },
+            ipam={
+                "Driver": "kuryr",
+                "Options": {"neutron.net.shared": "False", "neutron.subnet.uuid": subnet["id"]},
+                "Config": [{"Subnet": subnet["cidr"], "Gateway": subnet["gateway_ip"]}],
+            },
+        )
+        ports = [
+            neutron.create_port(
+                net["id"],
+                device_owner="compute:kuryr",
+                device_id=neutron_support.unique_name("device"),
+            )
+            for _ in range(2)
+        ]
         for i, port in enumerate(ports):
-            containers.append(_run_on_port(docker_client, busybox_image, net["id"], port,
-                                           neutron_support.unique_name(f"c{i}")))
+            containers.append(
+                _run_on_port(
+                    docker_client,
+                    busybox_image,
+                    net["id"],
+                    port,
+                    neutron_support.unique_name(f"c{i}"),
+                )
+            )
         for port in ports:
             # kuryr waited for ACTIVE before Docker started the container (vif_plugging_is_fatal)
             assert neutron.port(port["id"])["status"] == "ACTIVE"
@@ -105,6 +138,7 @@ def test_docker_network_on_neutron_ports(neutron: neutron_support.Neutron, docke
     for port in neutron.ports(network_id=net["id"]):
         assert port["status"] == "DOWN", port
     # and removed the subnet pool it made for the subnet's CIDR
-    pools = neutron.session.get(f"{neutron.url}/subnetpools",
-                                params={"tags": subnet["id"]}).json()["subnetpools"]
+    pools = neutron.session.get(f"{neutron.url}/subnetpools", params={"tags": subnet["id"]}).json()[
+        "subnetpools"
+    ]
     assert not pools, pools

@@ -74,7 +74,9 @@ def test_ovs_agent_alive(openstack_cloud: openstack_env.OpenStackCloud) -> None:
     assert "br-int" in bridges
     datapath = subprocess.run(
         ["ovs-vsctl", "get", "bridge", "br-int", "datapath_type"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     assert datapath == "netdev"
 
@@ -125,7 +127,8 @@ def _glance_roundtrip(sess: Any, url: str, data: bytes) -> None:
 def test_glance_upload_download_delete(openstack_cloud: openstack_env.OpenStackCloud) -> None:
     # 3 MiB: several chunks through uwsgi's chunked input and Glance's file store.
     _glance_roundtrip(
-        openstack_cloud.session(), _endpoint(openstack_cloud, "image").rstrip("/"),
+        openstack_cloud.session(),
+        _endpoint(openstack_cloud, "image").rstrip("/"),
         os.urandom(3 * 1024 * 1024 + 17),
     )
 
@@ -165,9 +168,9 @@ def test_start_again_is_idempotent(openstack_cloud: openstack_env.OpenStackCloud
     before = openstack_env.script("status", timeout=60).stdout
     again = openstack_env.script("start")
     assert again.returncode == 0, again.stderr[-3000:]
-    assert openstack_env.parse_env(again.stdout)["OS_PASSWORD"] == openstack_cloud.env[
-        "OS_PASSWORD"
-    ]
+    assert (
+        openstack_env.parse_env(again.stdout)["OS_PASSWORD"] == openstack_cloud.env["OS_PASSWORD"]
+    )
     assert "[neutron_client]" in again.stdout and "[glance_client]" in again.stdout
     # Nothing was restarted: the same pids.
     assert openstack_env.script("status", timeout=60).stdout == before

@@ -9,10 +9,12 @@ import pytest
 import sqlalchemy as sa
 
 # The account the fixtures use: root/postgres by default, run-tests.sh's zun_test on stock Debian.
-MARIADB_ADMIN_URL = os.environ.get("ZUN_TEST_MARIADB_URL",
-                                   "mysql+pymysql://root@127.0.0.1:3306").rstrip("/")
-POSTGRESQL_ADMIN_URL = os.environ.get("ZUN_TEST_POSTGRESQL_URL",
-                                      "postgresql+psycopg2://postgres@127.0.0.1:5432").rstrip("/")
+MARIADB_ADMIN_URL = os.environ.get(
+    "ZUN_TEST_MARIADB_URL", "mysql+pymysql://root@127.0.0.1:3306"
+).rstrip("/")
+POSTGRESQL_ADMIN_URL = os.environ.get(
+    "ZUN_TEST_POSTGRESQL_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432"
+).rstrip("/")
 
 
 def _roundtrip(url: str) -> list[tuple[int, str]]:

@@ -33,47 +33,55 @@ CONTAINER = PREFIX + "test_containers.TestContainer."
 CAPSULE = PREFIX + "test_capsules.TestCapsule."
 
 # Need neither Neutron nor Cinder: they pass with either network driver.
-EXPECTED_PASS = [CONTAINER + name for name in (
-    "test_create_container",
-    "test_list_containers",
-    "test_get_container",
-    "test_delete_container",  # (its Neutron check is on the ports listed in addresses: none here)
-    "test_run_container",
-    "test_run_container_with_minimal_params",
-    "test_run_container_with_injected_file",
-    # pulls `alpine` through a Docker engine on tcp://localhost:2375 (hard-coded in the plugin):
-    # scripts/tempest.sh runs one there for the run, with a stand-in in the test registry
-    "test_run_container_with_image_driver_glance",
-    "test_run_container_with_requested_host",
-    "test_start_stop_container",
-    "test_pause_unpause_container",
-    "test_kill_container",
-    "test_rebuild_container",
-    "test_exec_container",
-    "test_logs_container",
-    "test_update_container",
-    "test_rename_container",
-    "test_top_container",
-    "test_stats_container",
-    "test_put_and_get_archive_from_container_encoded",
-    # detach then attach the container's one network: with Docker bridges as with Neutron
-    "test_detach_and_attach_network_to_container",
-)] + [PREFIX + "test_services.TestService.test_service_list"]
+EXPECTED_PASS = [
+    CONTAINER + name
+    for name in (
+        "test_create_container",
+        "test_list_containers",
+        "test_get_container",
+        # (its Neutron check is on the ports listed in addresses: none here)
+        "test_delete_container",
+        "test_run_container",
+        "test_run_container_with_minimal_params",
+        "test_run_container_with_injected_file",
+        # pulls `alpine` through a Docker engine on tcp://localhost:2375 (hard-coded in the
+        # plugin): scripts/tempest.sh runs one there for the run, with a stand-in in the test
+        # registry
+        "test_run_container_with_image_driver_glance",
+        "test_run_container_with_requested_host",
+        "test_start_stop_container",
+        "test_pause_unpause_container",
+        "test_kill_container",
+        "test_rebuild_container",
+        "test_exec_container",
+        "test_logs_container",
+        "test_update_container",
+        "test_rename_container",
+        "test_top_container",
+        "test_stats_container",
+        "test_put_and_get_archive_from_container_encoded",
+        # detach then attach the container's one network: with Docker bridges as with Neutron
+        "test_detach_and_attach_network_to_container",
+    )
+] + [PREFIX + "test_services.TestService.test_service_list"]
 
 # Need Neutron (ports, subnets, security groups of the container's network): they pass only
 # with [network]/driver = kuryr. With the Docker bridges they fail (measured: 404
 # network-not-found, PortNotFound, no security group; two of them wait 240 s each for a Running
 # that never comes), so they are not run then.
-NEUTRON = [CONTAINER + name for name in (
-    "test_run_container_with_port",
-    "test_run_container_with_port_in_dual_net",
-    "test_run_container_without_security_groups",
-    "test_run_container_with_security_groups",
-    "test_run_container_with_network",
-    "test_run_container_with_shared_network",
-    "test_run_container_with_no_gateway_subnet",
-    "test_container_expose_port",
-)]
+NEUTRON = [
+    CONTAINER + name
+    for name in (
+        "test_run_container_with_port",
+        "test_run_container_with_port_in_dual_net",
+        "test_run_container_without_security_groups",
+        "test_run_container_with_security_groups",
+        "test_run_container_with_network",
+        "test_run_container_with_shared_network",
+        "test_run_container_with_no_gateway_subnet",
+        "test_container_expose_port",
+    )
+]
 
 # Not expected to pass here, and why.
 EXCLUDED = {
@@ -126,18 +134,18 @@ def tempest_results(openstack_cloud: Any) -> Iterator[dict[str, dict[str, str]]]
     # Not under pytest's basetemp: the run lasts minutes, and pytest sessions started meanwhile
     # on this machine prune the older basetemp directories (they keep three).
     workdir = Path(tempfile.mkdtemp(prefix="zun-tempest-"))
-    env = dict(os.environ, ZUN_TEMPEST_WORKDIR=str(workdir),
-               ZUN_TEMPEST_NETWORK_DRIVER=network_driver())
+    env = dict(
+        os.environ, ZUN_TEMPEST_WORKDIR=str(workdir), ZUN_TEMPEST_NETWORK_DRIVER=network_driver()
+    )
     args = [str(SCRIPT), "run"]
     if network_driver() != "kuryr":
         names = "|".join(t.rsplit(".", 1)[-1] for t in NEUTRON)
         args += ["--exclude-regex", rf"\.TestContainer\.({names})\["]
-    run = subprocess.run(args, env=env, capture_output=True, text=True, timeout=3600,
-                         check=False)
+    run = subprocess.run(args, env=env, capture_output=True, text=True, timeout=3600, check=False)
     results = workdir / "results.json"
     assert run.returncode == 0 and results.is_file(), (
-        f"scripts/tempest.sh run exited {run.returncode} (logs in {workdir}):\n"
-        f"{run.stderr[-4000:]}")
+        f"scripts/tempest.sh run exited {run.returncode} (logs in {workdir}):\n{run.stderr[-4000:]}"
+    )
     yield json.loads(results.read_text())["tests"]
     shutil.rmtree(workdir, ignore_errors=True)
 

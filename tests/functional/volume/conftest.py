@@ -27,12 +27,14 @@ def new_uuid(docker_client: docker.DockerClient) -> Iterator[Callable[[], str]]:
         return made[-1]
 
     yield make
-    for container in docker_client.containers.list(ignore_removed=True,
-            all=True, filters={"label": f"{TEST_LABEL}={RUN_ID}"}):
+    for container in docker_client.containers.list(
+        ignore_removed=True, all=True, filters={"label": f"{TEST_LABEL}={RUN_ID}"}
+    ):
         container.remove(force=True)
     for container_uuid in made:
         for vol in docker_client.volumes.list(
-                filters={"label": f"zun.container.uuid={container_uuid}"}):
+            filters={"label": f"zun.container.uuid={container_uuid}"}
+        ):
             vol.remove(force=True)
 
 
@@ -41,8 +43,9 @@ def user_volumes(docker_client: docker.DockerClient) -> Iterator[list[str]]:
     """Names of volumes a test makes itself (as a user would): removed afterwards."""
     names: list[str] = []
     yield names
-    for container in docker_client.containers.list(ignore_removed=True,
-            all=True, filters={"label": f"{TEST_LABEL}={RUN_ID}"}):
+    for container in docker_client.containers.list(
+        ignore_removed=True, all=True, filters={"label": f"{TEST_LABEL}={RUN_ID}"}
+    ):
         container.remove(force=True)
     for name in names:
         try:
@@ -52,15 +55,16 @@ def user_volumes(docker_client: docker.DockerClient) -> Iterator[list[str]]:
 
 
 @pytest.fixture
-def run_busybox(docker_client: docker.DockerClient,
-                busybox_image: str) -> Callable[..., tuple[int, str, Any]]:
+def run_busybox(
+    docker_client: docker.DockerClient, busybox_image: str
+) -> Callable[..., tuple[int, str, Any]]:
     """``run_busybox(command, mounts=...)`` -> (exit code, output, container); the container
     stays (so a test can check that its volume cannot go) and is swept after the test."""
 
     def run(command: str, **kwargs: Any) -> tuple[int, str, Any]:
         container = docker_client.containers.run(
-            busybox_image, ["sh", "-c", command], detach=True,
-            labels={TEST_LABEL: RUN_ID}, **kwargs)
+            busybox_image, ["sh", "-c", command], detach=True, labels={TEST_LABEL: RUN_ID}, **kwargs
+        )
         code = container.wait(timeout=60)["StatusCode"]
         return code, container.logs().decode(errors="replace"), container
 

@@ -21,11 +21,20 @@ print(json.dumps({"status": resp.status_int, "version": resp.headers["OpenStack-
 
 def test_application_loads_the_config_files_it_is_given(tmp_path: Path) -> None:
     db = tmp_path / "zun.sqlite"
-    subprocess.run([str(Path(sys.executable).parent / "zun-db-manage"), "--config-file",
-                    str(_write_conf(tmp_path, db)), "upgrade"], check=True, timeout=120)
+    subprocess.run(
+        [
+            str(Path(sys.executable).parent / "zun-db-manage"),
+            "--config-file",
+            str(_write_conf(tmp_path, db)),
+            "upgrade",
+        ],
+        check=True,
+        timeout=120,
+    )
     env = dict(os.environ, ZUN_CONFIG_FILES=str(tmp_path / "zun.conf"))
-    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     answer = json.loads(out.stdout.strip().splitlines()[-1])
     assert answer == {"status": 200, "version": "container 1.40", "denied": 401}
@@ -37,5 +46,6 @@ def _write_conf(tmp_path: Path, db: Path) -> Path:
         "[DEFAULT]\ntransport_url = fake://\n"
         f"[database]\nconnection = sqlite:///{db}\n"
         "[api]\nauth_strategy = keystone\n"
-        "[keystone_authtoken]\nwww_authenticate_uri = http://127.0.0.1:9/v3\n")
+        "[keystone_authtoken]\nwww_authenticate_uri = http://127.0.0.1:9/v3\n"
+    )
     return conf

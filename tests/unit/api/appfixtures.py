@@ -1,10 +1,10 @@
 """The API test fixtures, shared by tests/unit/api and tests/functional/api (see docs/api-tests.md).
 
-  api_db_template  a SQLite file migrated once per session (copied by api_db)
-  api_db   URL of a migrated SQLite database in tmp_path, installed as the process engine
-  api_app  the WSGI app (noauth strategy, every registered handler)
-  api      an ApiClient on api_app, as the admin, with no version header
-  seed     a Seed writing rows into api_db
+api_db_template  a SQLite file migrated once per session (copied by api_db)
+api_db   URL of a migrated SQLite database in tmp_path, installed as the process engine
+api_app  the WSGI app (noauth strategy, every registered handler)
+api      an ApiClient on api_app, as the admin, with no version header
+seed     a Seed writing rows into api_db
 """
 
 from __future__ import annotations

@@ -86,10 +86,13 @@ class ApiClient:
     def as_admin(self, project: str = ADMIN["project"]) -> ApiClient:
         return replace(self, identity={**ADMIN, "project": project})
 
-    def as_member(self, project: str = MEMBER_A["project"], user: str | None = None,
-                  roles: str = "member") -> ApiClient:
-        return replace(self, identity={"user": user or f"user-of-{project}",
-                                       "project": project, "roles": roles})
+    def as_member(
+        self, project: str = MEMBER_A["project"], user: str | None = None, roles: str = "member"
+    ) -> ApiClient:
+        return replace(
+            self,
+            identity={"user": user or f"user-of-{project}", "project": project, "roles": roles},
+        )
 
     def as_identity(self, name: str) -> ApiClient:
         """One of :data:`IDENTITIES` by name (``admin``, ``member_a``, ``member_b``)."""
@@ -103,22 +106,32 @@ class ApiClient:
         """Send ``OpenStack-API-Version: container <version>`` (``latest`` works too)."""
         return replace(self, version=version)
 
-    def request(self, method: str, path: str, *, json: Any = None, body: bytes | None = None,
-                headers: dict[str, str] | None = None,
-                content_type: str | None = None) -> Reply:
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        content_type: str | None = None,
+    ) -> Reply:
         all_headers: dict[str, str] = {}
         if self.identity is not None:
-            all_headers.update({"X-User-Id": self.identity["user"],
-                                "X-Project-Id": self.identity["project"],
-                                "X-Roles": self.identity["roles"]})
+            all_headers.update(
+                {
+                    "X-User-Id": self.identity["user"],
+                    "X-Project-Id": self.identity["project"],
+                    "X-Roles": self.identity["roles"],
+                }
+            )
         if self.version is not None:
             all_headers["OpenStack-API-Version"] = f"container {self.version}"
         if json is not None:
             body = jsonlib.dumps(json).encode()
             content_type = content_type or "application/json"
         all_headers.update(headers or {})
-        req = webob.Request.blank(path, method=method, base_url=self.host,
-                                  headers=all_headers)
+        req = webob.Request.blank(path, method=method, base_url=self.host, headers=all_headers)
         if body is not None:
             req.body = body
         if content_type is not None:
@@ -159,14 +172,23 @@ def make_app(extra_routes: Iterable[routing.Route] = ()) -> Callable[..., Any]:
     return api_app.build_app("noauth", zun)
 
 
-def extra_route(method: str, path: str, handler: Callable[..., Any],
-               min_version: str | None = None, max_version: str | None = None) -> routing.Route:
+def extra_route(
+    method: str,
+    path: str,
+    handler: Callable[..., Any],
+    min_version: str | None = None,
+    max_version: str | None = None,
+) -> routing.Route:
     """A :class:`routing.Route` to pass to :func:`make_app` (not registered globally)."""
     from zun.api.microversion import MAX_VERSION, MIN_VERSION, Version
 
-    return routing.Route(method.upper(), path, handler,
-                         Version.parse(min_version) if min_version else MIN_VERSION,
-                         Version.parse(max_version) if max_version else MAX_VERSION)
+    return routing.Route(
+        method.upper(),
+        path,
+        handler,
+        Version.parse(min_version) if min_version else MIN_VERSION,
+        Version.parse(max_version) if max_version else MAX_VERSION,
+    )
 
 
 def _now() -> datetime.datetime:
@@ -214,9 +236,14 @@ class Seed:
             session.add(row)
         return row
 
-    def service(self, host: str = "node1", binary: str = "zun-compute", *,
-                seen: datetime.datetime | int | str | None = "now",
-                **values: Any) -> models.ZunService:
+    def service(
+        self,
+        host: str = "node1",
+        binary: str = "zun-compute",
+        *,
+        seen: datetime.datetime | int | str | None = "now",
+        **values: Any,
+    ) -> models.ZunService:
         """A zun_service row. ``seen`` is its last heartbeat: "now" (default), a datetime, a
         number of seconds ago, or None (never; the row is then created a day ago)."""
         now = _now()
@@ -228,17 +255,28 @@ class Seed:
             last = seen  # type: ignore[assignment]
         values.setdefault("created_at", last or now - datetime.timedelta(days=1))
         values.setdefault("report_count", 1)
-        return self._add(models.ZunService(host=host, binary=binary, last_seen_up=last,
-                                           **values))
+        return self._add(models.ZunService(host=host, binary=binary, last_seen_up=last, **values))
 
     def compute_node(self, hostname: str = "node1", **values: Any) -> models.ComputeNode:
         defaults: dict[str, Any] = {
-            "uuid": str(uuid.uuid4()), "rp_uuid": str(uuid.uuid4()), "mem_total": 2048,
-            "mem_used": 512, "cpus": 4, "cpu_used": 1.5, "total_containers": 2,
-            "architecture": "x86_64", "os_type": "linux", "os": "Debian GNU/Linux 12",
-            "kernel_version": "6.1.0", "labels": {"dc": "one"}, "disk_total": 100,
-            "disk_used": 10, "disk_quota_supported": False, "runtimes": ["runc"],
-            "enable_cpu_pinning": False}
+            "uuid": str(uuid.uuid4()),
+            "rp_uuid": str(uuid.uuid4()),
+            "mem_total": 2048,
+            "mem_used": 512,
+            "cpus": 4,
+            "cpu_used": 1.5,
+            "total_containers": 2,
+            "architecture": "x86_64",
+            "os_type": "linux",
+            "os": "Debian GNU/Linux 12",
+            "kernel_version": "6.1.0",
+            "labels": {"dc": "one"},
+            "disk_total": 100,
+            "disk_used": 10,
+            "disk_quota_supported": False,
+            "runtimes": ["runc"],
+            "enable_cpu_pinning": False,
+        }
         defaults.update(values)
         return self._add(models.ComputeNode(hostname=hostname, **defaults))
 
@@ -251,55 +289,113 @@ class Seed:
 
             with db_engine.transaction(readonly=True) as session:
                 values["registry_id"] = session.scalar(
-                    sa.select(models.Registry.id).where(models.Registry.uuid == registry))
+                    sa.select(models.Registry.id).where(models.Registry.uuid == registry)
+                )
         return self._add(_container(**values))
 
     def registry(self, **values: Any) -> models.Registry:
         """A registry row (the password, when given, is stored encrypted as the API does)."""
         from zun.common import crypt
 
-        row = _seed_defaults(values, {
-            "uuid": str(uuid.uuid4()), "name": f"reg-{uuid.uuid4().hex[:6]}",
-            "domain": "registry.example.com", "username": "user",
-            "project_id": MEMBER_A["project"], "user_id": MEMBER_A["user"]})
+        row = _seed_defaults(
+            values,
+            {
+                "uuid": str(uuid.uuid4()),
+                "name": f"reg-{uuid.uuid4().hex[:6]}",
+                "domain": "registry.example.com",
+                "username": "user",
+                "project_id": MEMBER_A["project"],
+                "user_id": MEMBER_A["user"],
+            },
+        )
         if row.get("password") is not None:
             row["password"] = crypt.encrypt(str(row["password"]))
         return self._add(models.Registry(**row))
 
     def image(self, **values: Any) -> models.Image:
-        return self._add(models.Image(**_seed_defaults(values, {
-            "uuid": str(uuid.uuid4()), "repo": "127.0.0.1:5000/busybox", "tag": "latest",
-            "host": "node1", "image_id": "sha256:" + "0" * 64, "size": "1024",
-            "project_id": MEMBER_A["project"], "user_id": MEMBER_A["user"]})))
+        return self._add(
+            models.Image(
+                **_seed_defaults(
+                    values,
+                    {
+                        "uuid": str(uuid.uuid4()),
+                        "repo": "127.0.0.1:5000/busybox",
+                        "tag": "latest",
+                        "host": "node1",
+                        "image_id": "sha256:" + "0" * 64,
+                        "size": "1024",
+                        "project_id": MEMBER_A["project"],
+                        "user_id": MEMBER_A["user"],
+                    },
+                )
+            )
+        )
 
     def container_action(self, **values: Any) -> models.ContainerAction:
         """A container action; ``events`` (a list of dicts) adds its events."""
         events = values.pop("events", [])
         now = _now()
-        action = self._add(models.ContainerAction(**_seed_defaults(values, {
-            "action": "start", "request_id": f"req-{uuid.uuid4()}",
-            "user_id": MEMBER_A["user"], "project_id": MEMBER_A["project"],
-            "start_time": now, "finish_time": None, "message": None})))
+        action = self._add(
+            models.ContainerAction(
+                **_seed_defaults(
+                    values,
+                    {
+                        "action": "start",
+                        "request_id": f"req-{uuid.uuid4()}",
+                        "user_id": MEMBER_A["user"],
+                        "project_id": MEMBER_A["project"],
+                        "start_time": now,
+                        "finish_time": None,
+                        "message": None,
+                    },
+                )
+            )
+        )
         for event in events:
-            self._add(models.ContainerActionEvent(action_id=action.id, **_seed_defaults(
-                event, {"event": "compute__do_container_start", "start_time": now,
-                        "finish_time": now, "result": "Success", "traceback": None})))
+            self._add(
+                models.ContainerActionEvent(
+                    action_id=action.id,
+                    **_seed_defaults(
+                        event,
+                        {
+                            "event": "compute__do_container_start",
+                            "start_time": now,
+                            "finish_time": now,
+                            "result": "Success",
+                            "traceback": None,
+                        },
+                    ),
+                )
+            )
         return action
 
     def network(self, **values: Any) -> models.Network:
-        return self._add(models.Network(**_seed_defaults(values, {
-            "uuid": str(uuid.uuid4()), "name": "net", "neutron_net_id": "net-1",
-            "network_id": "d" * 64, "host": "node1", "project_id": ADMIN["project"],
-            "user_id": ADMIN["user"]})))
+        return self._add(
+            models.Network(
+                **_seed_defaults(
+                    values,
+                    {
+                        "uuid": str(uuid.uuid4()),
+                        "name": "net",
+                        "neutron_net_id": "net-1",
+                        "network_id": "d" * 64,
+                        "host": "node1",
+                        "project_id": ADMIN["project"],
+                        "user_id": ADMIN["user"],
+                    },
+                )
+            )
+        )
 
     def quota(self, project_id: str, resource: str, hard_limit: int) -> models.Quota:
-        return self._add(models.Quota(project_id=project_id, resource=resource,
-                                      hard_limit=hard_limit))
+        return self._add(
+            models.Quota(project_id=project_id, resource=resource, hard_limit=hard_limit)
+        )
 
-    def quota_class(self, class_name: str, resource: str,
-                    hard_limit: int) -> models.QuotaClass:
-        return self._add(models.QuotaClass(class_name=class_name, resource=resource,
-                                           hard_limit=hard_limit))
+    def quota_class(self, class_name: str, resource: str, hard_limit: int) -> models.QuotaClass:
+        return self._add(
+            models.QuotaClass(class_name=class_name, resource=resource, hard_limit=hard_limit)
+        )
 
     def row(self, row: Any) -> Any:
         """Any other model instance."""
@@ -308,18 +404,36 @@ class Seed:
 
 # --- defaults of the seeded rows ---------------------------------------------------------------
 
+
 def _seed_defaults(values: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
     return {**defaults, **values}
 
 
 def _container(**values: Any) -> models.Container:
     """A container row as a created one looks (status Created on node1, project-a)."""
-    return models.Container(**_seed_defaults(values, {
-        "uuid": str(uuid.uuid4()), "name": f"c-{uuid.uuid4().hex[:8]}", "image": "busybox",
-        "status": "Created", "host": "node1", "project_id": MEMBER_A["project"],
-        "user_id": MEMBER_A["user"], "cpu": 1.0, "memory": "512",
-        "command": ["sleep", "100"], "interactive": False, "tty": False, "auto_heal": False,
-        "privileged": False, "image_driver": "docker", "container_type": 0}))
+    return models.Container(
+        **_seed_defaults(
+            values,
+            {
+                "uuid": str(uuid.uuid4()),
+                "name": f"c-{uuid.uuid4().hex[:8]}",
+                "image": "busybox",
+                "status": "Created",
+                "host": "node1",
+                "project_id": MEMBER_A["project"],
+                "user_id": MEMBER_A["user"],
+                "cpu": 1.0,
+                "memory": "512",
+                "command": ["sleep", "100"],
+                "interactive": False,
+                "tty": False,
+                "auto_heal": False,
+                "privileged": False,
+                "image_driver": "docker",
+                "container_type": 0,
+            },
+        )
+    )
 
 
 def container_values(ident: str) -> dict[str, Any] | None:
@@ -328,25 +442,50 @@ def container_values(ident: str) -> dict[str, Any] | None:
 
     C = models.Container
     with db_engine.transaction(readonly=True) as session:
-        row = session.scalars(sa.select(C).where(sa.or_(C.uuid == ident, C.name == ident))
-                              .order_by(C.id).limit(1)).first()
+        row = session.scalars(
+            sa.select(C).where(sa.or_(C.uuid == ident, C.name == ident)).order_by(C.id).limit(1)
+        ).first()
         if row is None:
             return None
-        return {attr.key: getattr(row, attr.key)
-                for attr in sa.inspect(models.Container).mapper.column_attrs}
+        return {
+            attr.key: getattr(row, attr.key)
+            for attr in sa.inspect(models.Container).mapper.column_attrs
+        }
 
 
 # --- a message bus with recording compute nodes --------------------------------------------------
 
 #: Every method the API sends to a compute node (containers, images, networks).
 NODE_METHODS = (
-    "container_create", "container_delete", "container_start", "container_stop",
-    "container_reboot", "container_pause", "container_unpause", "container_kill",
-    "container_rebuild", "resize_container", "network_attach", "network_detach",
-    "container_commit", "container_show", "container_logs", "container_exec",
-    "container_exec_resize", "container_attach", "container_resize", "container_top",
-    "container_get_archive", "container_put_archive", "container_stats", "container_update",
-    "network_list", "image_pull", "image_delete", "image_search", "network_create",
+    "container_create",
+    "container_delete",
+    "container_start",
+    "container_stop",
+    "container_reboot",
+    "container_pause",
+    "container_unpause",
+    "container_kill",
+    "container_rebuild",
+    "resize_container",
+    "network_attach",
+    "network_detach",
+    "container_commit",
+    "container_show",
+    "container_logs",
+    "container_exec",
+    "container_exec_resize",
+    "container_attach",
+    "container_resize",
+    "container_top",
+    "container_get_archive",
+    "container_put_archive",
+    "container_stats",
+    "container_update",
+    "network_list",
+    "image_pull",
+    "image_delete",
+    "image_search",
+    "network_create",
     "network_delete",
 )
 
@@ -398,10 +537,11 @@ class RecordingNode:
                     return found
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise AssertionError(f"{method} x{count} not received by {self.host}; "
-                                         f"got {[m.method for m in self.messages]}")
+                    raise AssertionError(
+                        f"{method} x{count} not received by {self.host}; "
+                        f"got {[m.method for m in self.messages]}"
+                    )
                 self._arrived.wait(left)
-
 
     def methods(self) -> list[str]:
         return [m.method for m in self.messages]

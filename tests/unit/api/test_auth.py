@@ -13,16 +13,20 @@ from zun.api.app import ZunApp, build_app
 
 
 def _whoami_app(environ, start_response):
-    body = json.dumps({h: environ.get(h) for h in
-                       ("HTTP_X_USER_ID", "HTTP_X_PROJECT_ID", "HTTP_X_ROLES")}).encode()
+    body = json.dumps(
+        {h: environ.get(h) for h in ("HTTP_X_USER_ID", "HTTP_X_PROJECT_ID", "HTTP_X_ROLES")}
+    ).encode()
     start_response("200 OK", [("Content-Type", "application/json")])
     return [body]
 
 
 def test_noauth_without_headers_is_the_default_admin() -> None:
     resp = webob.Request.blank("/v1/containers").get_response(auth.NoAuth(_whoami_app))
-    assert resp.json == {"HTTP_X_USER_ID": "admin", "HTTP_X_PROJECT_ID": "default",
-                         "HTTP_X_ROLES": "admin"}
+    assert resp.json == {
+        "HTTP_X_USER_ID": "admin",
+        "HTTP_X_PROJECT_ID": "default",
+        "HTTP_X_ROLES": "admin",
+    }
 
 
 def test_noauth_token_only_is_the_default_admin() -> None:
@@ -32,10 +36,15 @@ def test_noauth_token_only_is_the_default_admin() -> None:
 
 
 def test_noauth_headers_give_exactly_that_identity() -> None:
-    req = webob.Request.blank("/v1/containers", headers={
-        "X-User-Id": "u1", "X-Project-Id": "p1", "X-Roles": "member,reader"})
+    req = webob.Request.blank(
+        "/v1/containers",
+        headers={"X-User-Id": "u1", "X-Project-Id": "p1", "X-Roles": "member,reader"},
+    )
     assert req.get_response(auth.NoAuth(_whoami_app)).json == {
-        "HTTP_X_USER_ID": "u1", "HTTP_X_PROJECT_ID": "p1", "HTTP_X_ROLES": "member,reader"}
+        "HTTP_X_USER_ID": "u1",
+        "HTTP_X_PROJECT_ID": "p1",
+        "HTTP_X_ROLES": "member,reader",
+    }
 
 
 def test_noauth_partial_headers_are_not_completed() -> None:
@@ -56,8 +65,9 @@ def test_context_from_headers(api_db: str) -> None:
 
     init_config()
     app = auth.NoAuth(Probe())
-    webob.Request.blank("/v1/containers", headers={
-        "X-User-Id": "u1", "X-Project-Id": "p1", "X-Roles": "member"}).get_response(app)
+    webob.Request.blank(
+        "/v1/containers", headers={"X-User-Id": "u1", "X-Project-Id": "p1", "X-Roles": "member"}
+    ).get_response(app)
     assert (seen["ctx"].user_id, seen["ctx"].project_id) == ("u1", "p1")
     assert seen["ctx"].is_admin is False
     webob.Request.blank("/v1/containers").get_response(app)
@@ -84,8 +94,7 @@ def keystone_app(api_db: str):
     assert auth_token
     init_config()
     # An unreachable Keystone: a request without a token must be refused before any lookup.
-    CONF.set_override("www_authenticate_uri", "http://127.0.0.1:9/v3",
-                      group="keystone_authtoken")
+    CONF.set_override("www_authenticate_uri", "http://127.0.0.1:9/v3", group="keystone_authtoken")
     yield build_app("keystone")
     CONF.clear_override("www_authenticate_uri", group="keystone_authtoken")
 
@@ -97,8 +106,9 @@ def test_keystone_refuses_a_request_without_token(keystone_app) -> None:
 
 
 def test_keystone_ignores_forged_identity_headers_without_token(keystone_app) -> None:
-    req = webob.Request.blank("/v1/containers", headers={
-        "X-User-Id": "u", "X-Project-Id": "p", "X-Roles": "admin"})
+    req = webob.Request.blank(
+        "/v1/containers", headers={"X-User-Id": "u", "X-Project-Id": "p", "X-Roles": "admin"}
+    )
     assert req.get_response(keystone_app).status_int == 401
 
 

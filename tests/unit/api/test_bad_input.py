@@ -42,17 +42,18 @@ def container(seed: Seed) -> str:
 @pytest.mark.parametrize("path", ["/v1/containers", "/v1/capsules"])
 def test_deeply_nested_body_is_400(member: ApiClient, path: str) -> None:
     body = '{"image": "busybox", "labels": ' + _nested(50_000) + "}"
-    error = _assert_client_error(member.post(path, body=body.encode(),
-                                             content_type="application/json"))
+    error = _assert_client_error(
+        member.post(path, body=body.encode(), content_type="application/json")
+    )
     assert "nested more than 32 levels" in error["detail"]
 
 
 def test_nesting_just_past_the_bound_is_400_and_at_it_is_not(member: ApiClient) -> None:
     with config_overrides({"api": {"max_json_depth": 6}}):
-        deep = {"image": "busybox", "labels": {"a": json.loads(_nested(5))}}   # depth 7
+        deep = {"image": "busybox", "labels": {"a": json.loads(_nested(5))}}  # depth 7
         reply = member.post("/v1/containers", json=deep)
         assert "nested more than 6 levels" in _assert_client_error(reply)["detail"]
-        ok = {"image": "busybox", "labels": {"a": json.loads(_nested(4))}}     # depth 6
+        ok = {"image": "busybox", "labels": {"a": json.loads(_nested(4))}}  # depth 6
         reply = member.post("/v1/containers", json=ok)
         assert "nested" not in reply.body.decode()
 
@@ -64,15 +65,18 @@ def test_deeply_nested_capsule_template_string_is_400(member: ApiClient) -> None
     assert error["code"] == "container.failed-parse-string-to-json"
 
 
-@pytest.mark.parametrize("url", [
-    "/v1/containers?marker=%00%ff",
-    "/v1/containers?name=%ff%fe",
-    "/v1/containers?marker=%00",
-    "/v1/containers/%ff%fe",
-    "/v1/containers/%ff%fe/logs",
-    "/v1/capsules/%c0%af",
-    "/v1/images/%ed%a0%80",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/v1/containers?marker=%00%ff",
+        "/v1/containers?name=%ff%fe",
+        "/v1/containers?marker=%00",
+        "/v1/containers/%ff%fe",
+        "/v1/containers/%ff%fe/logs",
+        "/v1/capsules/%c0%af",
+        "/v1/images/%ed%a0%80",
+    ],
+)
 def test_invalid_utf8_or_nul_in_url_is_400(member: ApiClient, url: str) -> None:
     error = _assert_client_error(member.get(url))
     assert "UTF-8" in error["detail"] or "NUL" in error["detail"]
@@ -112,15 +116,15 @@ def test_huge_execute_command_is_400_at_once(member: ApiClient, container: str) 
 
 def test_execute_command_bound_is_configurable(member: ApiClient, container: str) -> None:
     with config_overrides({"api": {"max_exec_command_length": 10}}):
-        reply = member.post(f"/v1/containers/{container}/execute",
-                            json={"command": "echo 12345678"})
+        reply = member.post(
+            f"/v1/containers/{container}/execute", json={"command": "echo 12345678"}
+        )
     assert "at most 10" in _assert_client_error(reply)["detail"]
 
 
 @pytest.mark.parametrize("path", ["", "a" * 5000, "/tmp/" + "b" * 300, "/tmp/a\u0000b"])
 @pytest.mark.parametrize("action", ["get_archive", "put_archive"])
-def test_bad_archive_path_is_400(member: ApiClient, container: str, path: str,
-                                 action: str) -> None:
+def test_bad_archive_path_is_400(member: ApiClient, container: str, path: str, action: str) -> None:
     url = f"/v1/containers/{container}/{action}"
     if action == "get_archive":
         reply = member.get(url, json={"path": path})
@@ -157,54 +161,90 @@ def _tar(*members: tuple[str, str, str | bytes]) -> str:
     return base64.b64encode(buf.getvalue()).decode()
 
 
-@pytest.mark.parametrize("data", [
-    "aGVsbG8gd29ybGQsIG5vdCBhIHRhcg==",                                   # not a tar
-    "",                                                                   # nothing
-    _tar(("symlink", "up", "../../.."), ("file", "up/tmp/x", b"x")),     # climbs out
-    _tar(("symlink", "evil", "/etc"), ("file", "evil/passwd", b"x")),    # writes through
-    _tar(("file", "../x", b"x")),                                         # outside
-    _tar(("hardlink", "h", "../../etc/passwd")),                          # hard link out
-])
-def test_put_archive_that_the_engine_cannot_extract_is_400(member: ApiClient, container: str,
-                                                            data: str) -> None:
-    reply = member.post(f"/v1/containers/{container}/put_archive",
-                        json={"path": "/tmp", "data": data})
+@pytest.mark.parametrize(
+    "data",
+    [
+        "aGVsbG8gd29ybGQsIG5vdCBhIHRhcg==",  # not a tar
+        "",  # nothing
+        _tar(("symlink", "up", "../../.."), ("file", "up/tmp/x", b"x")),  # climbs out
+        _tar(("symlink", "evil", "/etc"), ("file", "evil/passwd", b"x")),  # writes through
+        _tar(("file", "../x", b"x")),  # outside
+        _tar(("hardlink", "h", "../../etc/passwd")),  # hard link out
+    ],
+)
+def test_put_archive_that_the_engine_cannot_extract_is_400(
+    member: ApiClient, container: str, data: str
+) -> None:
+    reply = member.post(
+        f"/v1/containers/{container}/put_archive", json={"path": "/tmp", "data": data}
+    )
     error = _assert_client_error(reply)
     assert error["code"] in ("container.bad-archive", "container.schema-validation-error")
 
 
-def test_put_archive_accepts_links_inside_the_container(member: ApiClient, container: str,
-                                                        seed: Seed) -> None:
+def test_put_archive_accepts_links_inside_the_container(
+    member: ApiClient, container: str, seed: Seed
+) -> None:
     seed.service("node1")
     seed.compute_node("node1", cpus=4, cpu_used=0.0, mem_total=8192, mem_used=0, disk_used=0)
-    data = _tar(("file", "bin/tool", b"#!/bin/sh\n"), ("symlink", "bin/t", "tool"),
-                ("symlink", "abs", "/usr/bin/env"), ("hardlink", "bin/t2", "bin/tool"))
+    data = _tar(
+        ("file", "bin/tool", b"#!/bin/sh\n"),
+        ("symlink", "bin/t", "tool"),
+        ("symlink", "abs", "/usr/bin/env"),
+        ("hardlink", "bin/t2", "bin/tool"),
+    )
     with recording_bus(["node1"]) as nodes:
-        reply = member.post(f"/v1/containers/{container}/put_archive",
-                            json={"path": "/tmp", "data": data})
+        reply = member.post(
+            f"/v1/containers/{container}/put_archive", json={"path": "/tmp", "data": data}
+        )
         assert reply.status == 200, reply.body
         assert nodes["node1"].methods() == ["container_put_archive"]
 
 
 def test_put_archive_data_that_is_not_text_is_400(member: ApiClient, container: str) -> None:
-    reply = member.at("1.24").post(f"/v1/containers/{container}/put_archive",
-                                   json={"path": "/tmp", "data": 12})
+    reply = member.at("1.24").post(
+        f"/v1/containers/{container}/put_archive", json={"path": "/tmp", "data": 12}
+    )
     _assert_client_error(reply)
 
 
 # --- fuzz: depth x encoding x size over the routes a member reaches ----------------------------
 
 _ROUTES = [
-    ("POST", "/v1/containers"), ("POST", "/v1/capsules"), ("GET", "/v1/containers"),
-    ("PATCH", "/v1/containers/{c}"), ("POST", "/v1/containers/{c}/execute"),
-    ("GET", "/v1/containers/{c}/get_archive"), ("POST", "/v1/containers/{c}/put_archive"),
-    ("POST", "/v1/containers/{c}/commit"), ("GET", "/v1/containers/{c}/top"),
-    ("POST", "/v1/containers/{c}/rename"), ("POST", "/v1/registries"),
-    ("GET", "/v1/images"), ("POST", "/v1/containers/{c}/kill"),
+    ("POST", "/v1/containers"),
+    ("POST", "/v1/capsules"),
+    ("GET", "/v1/containers"),
+    ("PATCH", "/v1/containers/{c}"),
+    ("POST", "/v1/containers/{c}/execute"),
+    ("GET", "/v1/containers/{c}/get_archive"),
+    ("POST", "/v1/containers/{c}/put_archive"),
+    ("POST", "/v1/containers/{c}/commit"),
+    ("GET", "/v1/containers/{c}/top"),
+    ("POST", "/v1/containers/{c}/rename"),
+    ("POST", "/v1/registries"),
+    ("GET", "/v1/images"),
+    ("POST", "/v1/containers/{c}/kill"),
 ]
-_FIELDS = ["image", "name", "command", "cpu", "memory", "labels", "environment", "path",
-           "data", "repository", "tag", "ps_args", "signal", "template", "registry",
-           "marker", "limit", "sort_key"]
+_FIELDS = [
+    "image",
+    "name",
+    "command",
+    "cpu",
+    "memory",
+    "labels",
+    "environment",
+    "path",
+    "data",
+    "repository",
+    "tag",
+    "ps_args",
+    "signal",
+    "template",
+    "registry",
+    "marker",
+    "limit",
+    "sort_key",
+]
 
 
 def _bad_bytes(rng: random.Random, size: int) -> bytes:
@@ -212,7 +252,7 @@ def _bad_bytes(rng: random.Random, size: int) -> bytes:
     if kind == "latin1":
         return "é".encode("latin-1") * size
     if kind == "utf16":
-        return "zun".encode("utf-16")[:size + 2]
+        return "zun".encode("utf-16")[: size + 2]
     if kind == "overlong":
         return b"\xc0\xaf" * max(1, size // 2)
     if kind == "surrogate":
@@ -243,8 +283,9 @@ def _value(rng: random.Random, depth: int, size: int) -> Any:
     return "".join(chr(rng.randrange(1, 0x2FFF)) for _ in range(min(size, 500)))
 
 
-def test_fuzz_depth_encodings_sizes_never_5xx(member: ApiClient, container: str,
-                                              seed: Seed) -> None:
+def test_fuzz_depth_encodings_sizes_never_5xx(
+    member: ApiClient, container: str, seed: Seed
+) -> None:
     # A node answering on the bus, so that calls and casts reach it as in the service.
     seed.service("node1")
     seed.compute_node("node1", cpus=4, cpu_used=0.0, mem_total=8192, mem_used=0, disk_used=0)
@@ -268,8 +309,10 @@ def _fuzz(member: ApiClient, container: str) -> None:
             body = text.encode()[: rng.choice([None, len(text) // 2])]
         elif kind == 1:  # JSON values of every shape and size in known fields
             size = rng.choice(sizes)
-            doc = {rng.choice(_FIELDS): _value(rng, rng.choice(depths), size)
-                   for _ in range(rng.randrange(1, 4))}
+            doc = {
+                rng.choice(_FIELDS): _value(rng, rng.choice(depths), size)
+                for _ in range(rng.randrange(1, 4))
+            }
             body = json.dumps(doc).encode()
         elif kind == 2:  # bytes that are not UTF-8 (or not JSON) as the body
             body = b'{"image": "' + _bad_bytes(rng, rng.choice(sizes[:6])) + b'"}'
@@ -279,10 +322,14 @@ def _fuzz(member: ApiClient, container: str) -> None:
             if rng.random() < 0.5:
                 url = f"{url}?{rng.choice(_FIELDS)}={quoted}"
             else:
-                url = url.replace(container, quoted or "%ff") if "{c}" in template \
+                url = (
+                    url.replace(container, quoted or "%ff")
+                    if "{c}" in template
                     else f"{url}/{quoted or '%ff'}"
-        reply = member.request(method, url, body=body,
-                               content_type="application/json" if body is not None else None)
+                )
+        reply = member.request(
+            method, url, body=body, content_type="application/json" if body is not None else None
+        )
         seen[reply.status] = seen.get(reply.status, 0) + 1
         assert reply.status < 500, (method, url[:200], (body or b"")[:200], reply.body[:400])
         if reply.status >= 400:

@@ -18,10 +18,10 @@ from zun.api.microversion import MAX_VERSION
 
 #: Routes we serve that the original did not (documented in rest-api.md or ours).
 EXTRA_ROUTES = {
-    "GET /v1/openapi",                     # our OpenAPI document
-    "DELETE /v1/services/{}/{}",           # the path form of DELETE /v1/services (rest-api §12)
-    "POST /v1/hosts/{}/evacuate",          # 1.41: evacuate a down host (docs/compatibility.md)
-    "POST /v1/hosts/{}/purge",             # 1.41: purge a down host
+    "GET /v1/openapi",  # our OpenAPI document
+    "DELETE /v1/services/{}/{}",  # the path form of DELETE /v1/services (rest-api §12)
+    "POST /v1/hosts/{}/evacuate",  # 1.41: evacuate a down host (docs/compatibility.md)
+    "POST /v1/hosts/{}/purge",  # 1.41: purge a down host
 }
 
 _PARAM = re.compile(r"\{\w+\}")
@@ -77,8 +77,8 @@ def test_handlers_per_route(route_key: str) -> None:
     registered = registered_table()
     assert route_key in registered, f"no handler for {route_key}"
     assert registered[route_key] == REFERENCE[route_key], (
-        f"{route_key}: registered windows {registered[route_key]}, "
-        f"expected {REFERENCE[route_key]}")
+        f"{route_key}: registered windows {registered[route_key]}, expected {REFERENCE[route_key]}"
+    )
 
 
 def test_no_unknown_routes() -> None:
@@ -117,20 +117,26 @@ def test_no_overlapping_windows() -> None:
 
 
 def _versioned_cases() -> list[Any]:
-    return [pytest.param(c, id=f"{c['input']['controller']}.{c['input']['method']}")
-            for c in _reference("vectors.json")["versioned_methods"]["cases"]]
+    return [
+        pytest.param(c, id=f"{c['input']['controller']}.{c['input']['method']}")
+        for c in _reference("vectors.json")["versioned_methods"]["cases"]
+    ]
 
 
 @pytest.mark.parametrize("case", _versioned_cases())
 def test_versioned_methods(case: dict[str, Any]) -> None:
     """Each versioned controller method of the original maps to the same windows here."""
     suffix = f"{case['input']['controller']}.{case['input']['method']}"
-    keys = {_key(e["method"], e["path"]) for e in _reference("routes.json")
-            if e["handler"].endswith(suffix)}
+    keys = {
+        _key(e["method"], e["path"])
+        for e in _reference("routes.json")
+        if e["handler"].endswith(suffix)
+    }
     assert keys, suffix
     registered = registered_table()
-    expected = sorted((low, str(MAX_VERSION) if high == ORIGINAL_MAX else high)
-                      for low, high in case["output"])
+    expected = sorted(
+        (low, str(MAX_VERSION) if high == ORIGINAL_MAX else high) for low, high in case["output"]
+    )
     for key in keys:
         assert key in registered, f"no handler for {key}"
         assert sorted(w for w in registered[key] if w) == expected, key

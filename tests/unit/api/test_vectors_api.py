@@ -20,8 +20,10 @@ VECTORS = _load_vectors()
 
 
 def _cases(section: str) -> list[Any]:
-    return [pytest.param(c, id=f"{i}-{json.dumps(c['input'], sort_keys=True)[:70]}")
-            for i, c in enumerate(VECTORS[section]["cases"])]
+    return [
+        pytest.param(c, id=f"{i}-{json.dumps(c['input'], sort_keys=True)[:70]}")
+        for i, c in enumerate(VECTORS[section]["cases"])
+    ]
 
 
 ORIGINAL_MAX = "1.40"
@@ -31,15 +33,23 @@ ORIGINAL_MAX = "1.40"
 def test_version_negotiation(case: dict[str, Any]) -> None:
     """The original's vectors, with its maximum (1.40) read as ours: 1.41 adds routes only."""
     header = case["input"]["OpenStack-API-Version"]
-    case = json.loads(json.dumps(case).replace(f"container {ORIGINAL_MAX}]",
-                                               f"container {microversion.MAX_VERSION}]"))
+    case = json.loads(
+        json.dumps(case).replace(
+            f"container {ORIGINAL_MAX}]", f"container {microversion.MAX_VERSION}]"
+        )
+    )
     if header and header.split()[-1] == str(microversion.MAX_VERSION):
         assert str(microversion.parse_header(header)) == str(microversion.MAX_VERSION)
         return
-    if case.get("output", {}).get("version") == ORIGINAL_MAX and header and \
-            header.split()[-1].lower() == "latest":
-        case["output"] = {"version": str(microversion.MAX_VERSION),
-                          "response_header": f"container {microversion.MAX_VERSION}"}
+    if (
+        case.get("output", {}).get("version") == ORIGINAL_MAX
+        and header
+        and header.split()[-1].lower() == "latest"
+    ):
+        case["output"] = {
+            "version": str(microversion.MAX_VERSION),
+            "response_header": f"container {microversion.MAX_VERSION}",
+        }
     if "error" in case:
         with pytest.raises(microversion.VersionError) as caught:
             microversion.parse_header(header)

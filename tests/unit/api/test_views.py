@@ -30,10 +30,18 @@ def test_forced_down_is_down() -> None:
 
 
 def test_view_defaults_zone_and_formats_iso() -> None:
-    view = services.service_view(_service(last_seen_up=NOW, disabled=None, forced_down=None),
-                                 NOW)
+    view = services.service_view(_service(last_seen_up=NOW, disabled=None, forced_down=None), NOW)
     assert view == {
-        "id": 1, "host": "h", "binary": "zun-compute", "state": "up", "disabled": False,
-        "disabled_reason": None, "forced_down": False, "availability_zone": "nova",
-        "report_count": 3, "last_seen_up": "2026-01-15T12:00:00.000000",
-        "created_at": "2026-01-14T12:00:00.000000", "updated_at": None}
+        "id": 1,
+        "host": "h",
+        "binary": "zun-compute",
+        "state": "up",
+        "disabled": False,
+        "disabled_reason": None,
+        "forced_down": False,
+        "availability_zone": "nova",
+        "report_count": 3,
+        "last_seen_up": "2026-01-15T12:00:00.000000",
+        "created_at": "2026-01-14T12:00:00.000000",
+        "updated_at": None,
+    }

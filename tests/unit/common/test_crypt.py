@@ -13,11 +13,13 @@ from zun.common import crypt, exception
 # base64 of the first 32 characters of auth_encryption_key.
 ZUN_DEFAULT_KEY_TOKEN = (
     "gAAAAABrDWObRF80nbZ0WKF5xW4SialFDfjIh4-ZpNOvDwL17_pYYsBG6u9SUC9SlnMVJt6Z8JZHBY33MXNUO7yhEIv"
-    "463NXO6mpfmlIaqR3Q1jD8rY-6lU=")
+    "463NXO6mpfmlIaqR3Q1jD8rY-6lU="
+)
 LONG_KEY = "0123456789abcdef0123456789ABCDEF-extra-ignored"
 ZUN_LONG_KEY_TOKEN = (
     "gAAAAABrDWObuliNbUV2Wg6nCcNtfCiQpQM7sVUPxB8m2rKJRCE0GijFKRb-dgnQpzSJvlsLhGRKZRj3JlpkyIZxPc"
-    "NEYJ8SAQ==")
+    "NEYJ8SAQ=="
+)
 
 
 def test_default_key_derivation_is_zuns() -> None:

@@ -52,16 +52,20 @@ def test_field_rule_without_definition_is_visible(policy_file) -> None:
     policy_file("{}")
     assert policy.authorize(_ctx(), "container:get_one:labels", might_not_exist=True)
     assert policy.hidden_fields(_ctx(), "container:get_one", ["labels", "host", "runtime"]) == {
-        "host", "runtime"}
+        "host",
+        "runtime",
+    }
 
 
 def test_field_rule_defined_only_in_policy_file_is_enforced(policy_file) -> None:
     policy_file('"container:get_one:labels": "role:admin"\n')
-    assert not policy.authorize(_ctx(), "container:get_one:labels", might_not_exist=True,
-                                fatal=False)
+    assert not policy.authorize(
+        _ctx(), "container:get_one:labels", might_not_exist=True, fatal=False
+    )
     assert "labels" in policy.hidden_fields(_ctx(), "container:get_one", ["labels"])
-    assert policy.authorize(_ctx(roles=("admin",)), "container:get_one:labels",
-                            might_not_exist=True)
+    assert policy.authorize(
+        _ctx(roles=("admin",)), "container:get_one:labels", might_not_exist=True
+    )
 
 
 def test_operator_can_relax_a_default(policy_file) -> None:
@@ -98,8 +102,7 @@ def test_remembered_decisions_are_per_caller_and_target(policy_file) -> None:
     member, admin = _ctx(), _ctx(roles=("admin",))
     for _ in range(2):  # the second pass is answered from memory
         assert policy.authorize(member, "container:get_one", {"project_id": "p1"}, fatal=False)
-        assert not policy.authorize(member, "container:get_one", {"project_id": "p2"},
-                                    fatal=False)
+        assert not policy.authorize(member, "container:get_one", {"project_id": "p2"}, fatal=False)
         assert policy.authorize(admin, "container:get_one", {"project_id": "p2"}, fatal=False)
         assert policy.hidden_fields(member, "container:get_one", ["host", "name"]) == {"host"}
         assert policy.hidden_fields(admin, "container:get_one", ["host", "name"]) == set()

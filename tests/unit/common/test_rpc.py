@@ -32,9 +32,14 @@ def conf() -> cfg.ConfigOpts:
 
 
 def test_serializer_drops_token_and_round_trips_identity() -> None:
-    ctx = context.RequestContext(user_id="u-1", project_id="p-1", roles=["member", "reader"],
-                                 request_id="req-0001", auth_token="very-secret-token",
-                                 all_projects=True)
+    ctx = context.RequestContext(
+        user_id="u-1",
+        project_id="p-1",
+        roles=["member", "reader"],
+        request_id="req-0001",
+        auth_token="very-secret-token",
+        all_projects=True,
+    )
     serializer = rpc.RequestContextSerializer()
 
     wire = serializer.serialize_context(ctx)
@@ -119,7 +124,9 @@ def test_local_exception_summary_is_plain() -> None:
     exc = exception.InvalidValue(value="x", type="int")
     assert not rpc.is_remote_exception(exc)
     assert rpc.remote_exception_summary(exc) == (
-        "InvalidValue", "Received value 'x' is invalid for type int.")
+        "InvalidValue",
+        "Received value 'x' is invalid for type int.",
+    )
 
 
 def test_host_unreachable_names_host_and_method() -> None:

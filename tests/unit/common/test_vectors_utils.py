@@ -26,8 +26,10 @@ VECTORS = _load_vectors()
 
 def _cases(section: str) -> list[Any]:
     cases = VECTORS[section]["cases"]
-    return [pytest.param(c, id=f"{i}-{json.dumps(c['input'], sort_keys=True)[:80]}")
-            for i, c in enumerate(cases)]
+    return [
+        pytest.param(c, id=f"{i}-{json.dumps(c['input'], sort_keys=True)[:80]}")
+        for i, c in enumerate(cases)
+    ]
 
 
 def _check(call: Any, case: dict[str, Any]) -> None:
@@ -47,10 +49,18 @@ def _check(call: Any, case: dict[str, Any]) -> None:
 
 def test_vector_counts_are_complete() -> None:
     counts = VECTORS["_meta"]["counts"]
-    for section in ("VALID_STATES", "validate_container_state", "check_for_restart_policy",
-                    "build_exposed_ports", "format_status_detail", "get_image_pull_policy",
-                    "is_all_projects", "validate_limit_sort_dir", "parse_image_name",
-                    "should_pull_image"):
+    for section in (
+        "VALID_STATES",
+        "validate_container_state",
+        "check_for_restart_policy",
+        "build_exposed_ports",
+        "format_status_detail",
+        "get_image_pull_policy",
+        "is_all_projects",
+        "validate_limit_sort_dir",
+        "parse_image_name",
+        "should_pull_image",
+    ):
         assert len(VECTORS[section]["cases"]) == counts[section]
 
 
@@ -60,14 +70,16 @@ def test_valid_states(case: dict[str, Any]) -> None:
 
 
 def test_valid_states_has_no_extra_action() -> None:
-    assert set(utils.VALID_STATES) == {c["input"]["action"]
-                                       for c in VECTORS["VALID_STATES"]["cases"]}
+    assert set(utils.VALID_STATES) == {
+        c["input"]["action"] for c in VECTORS["VALID_STATES"]["cases"]
+    }
 
 
 @pytest.mark.parametrize("case", _cases("validate_container_state"))
 def test_validate_container_state(case: dict[str, Any]) -> None:
-    container = SimpleNamespace(uuid="c0ffee00-0000-4000-8000-000000000001",
-                                status=case["input"]["status"])
+    container = SimpleNamespace(
+        uuid="c0ffee00-0000-4000-8000-000000000001", status=case["input"]["status"]
+    )
 
     def call() -> str:
         utils.validate_container_state(container, case["input"]["action"])
@@ -94,8 +106,7 @@ def test_build_exposed_ports(case: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("case", _cases("format_status_detail"))
 def test_format_status_detail(case: dict[str, Any]) -> None:
-    _check(lambda: utils.format_status_detail(case["input"]["status_time"], now=FROZEN_NOW),
-           case)
+    _check(lambda: utils.format_status_detail(case["input"]["status_time"], now=FROZEN_NOW), case)
 
 
 @pytest.mark.parametrize("case", _cases("get_image_pull_policy"))
@@ -133,18 +144,22 @@ def test_parse_image_name(case: dict[str, Any]) -> None:
 
     def call() -> list[str]:
         repo, tag = policy.parse_image_name(
-            i["image"], driver=i.get("driver", "docker"),
+            i["image"],
+            driver=i.get("driver", "docker"),
             registry=SimpleNamespace(domain=i["registry_domain"])
-            if "registry_domain" in i else None,
-            default_registry=default_registry)
+            if "registry_domain" in i
+            else None,
+            default_registry=default_registry,
+        )
         return [repo, tag]
 
     _check(call, case)
 
 
 def test_parse_image_name_accepts_a_domain_string() -> None:
-    assert policy.parse_image_name("app", driver="docker", registry="reg:5000",
-                                   default_registry=None) == ("reg:5000/app", "latest")
+    assert policy.parse_image_name(
+        "app", driver="docker", registry="reg:5000", default_registry=None
+    ) == ("reg:5000/app", "latest")
 
 
 def test_invalid_reference_is_one_family() -> None:

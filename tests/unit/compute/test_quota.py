@@ -26,25 +26,50 @@ def db(tmp_path: Path) -> Iterator[None]:
     db_engine.dispose()
 
 
-def _container(project: str, cpu: float = 1.0, memory: str | None = "256", disk: int = 0,
-               container_type: int | None = 0) -> None:
+def _container(
+    project: str,
+    cpu: float = 1.0,
+    memory: str | None = "256",
+    disk: int = 0,
+    container_type: int | None = 0,
+) -> None:
     with db_engine.transaction() as session:
-        session.add(models.Container(uuid=str(uuid.uuid4()), project_id=project, cpu=cpu,
-                                     memory=memory, disk=disk, container_type=container_type))
+        session.add(
+            models.Container(
+                uuid=str(uuid.uuid4()),
+                project_id=project,
+                cpu=cpu,
+                memory=memory,
+                disk=disk,
+                container_type=container_type,
+            )
+        )
 
 
 def test_limits_fall_back_from_project_to_default_class_to_config(db: None) -> None:
     with db_engine.transaction() as session:
         assert quota.get_project_limits(session, "p1") == {
-            "containers": 40, "memory": 51200, "cpu": 20, "disk": 100}
+            "containers": 40,
+            "memory": 51200,
+            "cpu": 20,
+            "disk": 100,
+        }
         quota.set_class_limits(session, "default", {"containers": 7, "cpu": "9"})
     with db_engine.transaction() as session:
         assert quota.get_defaults(session) == {
-            "containers": 7, "memory": 51200, "cpu": 9, "disk": 100}
+            "containers": 7,
+            "memory": 51200,
+            "cpu": 9,
+            "disk": 100,
+        }
         quota.set_project_limits(session, "p1", {"containers": 3})
     with db_engine.transaction() as session:
         assert quota.get_project_limits(session, "p1") == {
-            "containers": 3, "memory": 51200, "cpu": 9, "disk": 100}
+            "containers": 3,
+            "memory": 51200,
+            "cpu": 9,
+            "disk": 100,
+        }
         assert quota.get_project_limits(session, "p2")["containers"] == 7
         # An unknown class reads the [quota] options, not the default class.
         assert quota.get_class_limits(session, "gold") == quota.config_defaults()
@@ -65,8 +90,11 @@ def test_upsert_updates_in_place_and_delete_resets(db: None) -> None:
     with db_engine.transaction() as session:
         quota.set_project_limits(session, "p1", {"containers": -1})
     with db_engine.transaction() as session:
-        rows = session.execute(sa.select(quota_q.Q.c.resource, quota_q.Q.c.hard_limit)
-                               .where(quota_q.Q.c.project_id == "p1")).all()
+        rows = session.execute(
+            sa.select(quota_q.Q.c.resource, quota_q.Q.c.hard_limit).where(
+                quota_q.Q.c.project_id == "p1"
+            )
+        ).all()
         assert sorted(rows) == [("containers", -1), ("disk", 5)]
         quota.delete_project_limits(session, "p1")
     with db_engine.transaction() as session:
@@ -75,8 +103,12 @@ def test_upsert_updates_in_place_and_delete_resets(db: None) -> None:
 
 def test_newest_row_wins_when_an_old_tool_left_duplicates(db: None) -> None:
     with db_engine.transaction() as session:
-        session.add_all([models.Quota(project_id="p1", resource="cpu", hard_limit=1),
-                         models.Quota(project_id="p1", resource="cpu", hard_limit=6)])
+        session.add_all(
+            [
+                models.Quota(project_id="p1", resource="cpu", hard_limit=1),
+                models.Quota(project_id="p1", resource="cpu", hard_limit=6),
+            ]
+        )
     with db_engine.transaction() as session:
         assert quota.get_project_limits(session, "p1")["cpu"] == 6
 
@@ -108,8 +140,9 @@ def test_enforce_raises_over_quota_with_zuns_message(db: None) -> None:
         quota.set_project_limits(session, "p1", {"containers": 1, "cpu": 2, "memory": 100})
     _container("p1", cpu=1.5, memory="64")
     with db_engine.transaction() as session, pytest.raises(exception.OverQuota) as info:
-        quota.enforce_in_transaction(session, None, "p1",
-                                     {"containers": 1, "cpu": 1, "memory": 16, "disk": 0})
+        quota.enforce_in_transaction(
+            session, None, "p1", {"containers": 1, "cpu": 1, "memory": 16, "disk": 0}
+        )
     assert info.value.code == 403
     assert str(info.value) == "Quota exceeded for resources: ['containers', 'cpu']"
     # Another project is not affected; growing nothing is never refused.

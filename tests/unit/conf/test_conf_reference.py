@@ -199,14 +199,32 @@ def test_added_option_defaults() -> None:
     assert conf.docker.pids_limit == 4096
     # Kubernetes' "restricted" profile, plus what ordinary images need (none of the risky ones).
     assert conf.docker.cap_drop == ["ALL"]
-    assert set(conf.docker.cap_add) == {"CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL",
-                                        "NET_BIND_SERVICE", "SETGID", "SETUID"}
-    assert not {"NET_RAW", "MKNOD", "AUDIT_WRITE", "SYS_CHROOT", "SETFCAP", "SETPCAP",
-                "FSETID", "SYS_ADMIN"} & set(conf.docker.cap_add)
+    assert set(conf.docker.cap_add) == {
+        "CHOWN",
+        "DAC_OVERRIDE",
+        "FOWNER",
+        "KILL",
+        "NET_BIND_SERVICE",
+        "SETGID",
+        "SETUID",
+    }
+    assert not {
+        "NET_RAW",
+        "MKNOD",
+        "AUDIT_WRITE",
+        "SYS_CHROOT",
+        "SETFCAP",
+        "SETPCAP",
+        "FSETID",
+        "SYS_ADMIN",
+    } & set(conf.docker.cap_add)
     assert conf.docker.publish_host_ip == conf.my_ip
     assert conf.docker.read_only_root_filesystem is False
-    assert (conf.api.max_json_depth, conf.api.max_exec_command_length,
-            conf.api.max_archive_path_length) == (32, 65536, 4096)
+    assert (
+        conf.api.max_json_depth,
+        conf.api.max_exec_command_length,
+        conf.api.max_archive_path_length,
+    ) == (32, 65536, 4096)
 
 
 def test_database_keeps_oslo_db_options_without_sqlite_default() -> None:

@@ -27,26 +27,36 @@ def test_utf8_split_lets_invalid_bytes_through() -> None:
 BASE = "ws://proxy.example:6784/"
 
 
-@pytest.mark.parametrize("origin,host,allowed,expected", [
-    (None, "proxy.example:6784", [], None),
-    ("http://proxy.example:6784", "proxy.example:6784", [], None),
-    ("http://127.0.0.1:6784", "127.0.0.1:6784", [], None),  # as the client addressed it
-    ("http://evil.example", "proxy.example:6784", [], "origin evil.example is not allowed"),
-    ("http://ui.example", "proxy.example:6784", ["ui.example"], None),
-    ("https://proxy.example", "proxy.example", [],
-     "origin scheme https does not match the proxy's (http)"),
-    ("null", "proxy.example", [], "origin null is not a URL"),
-])
-def test_origin_rule(origin: str | None, host: str, allowed: list[str],
-                     expected: str | None) -> None:
+@pytest.mark.parametrize(
+    "origin,host,allowed,expected",
+    [
+        (None, "proxy.example:6784", [], None),
+        ("http://proxy.example:6784", "proxy.example:6784", [], None),
+        ("http://127.0.0.1:6784", "127.0.0.1:6784", [], None),  # as the client addressed it
+        ("http://evil.example", "proxy.example:6784", [], "origin evil.example is not allowed"),
+        ("http://ui.example", "proxy.example:6784", ["ui.example"], None),
+        (
+            "https://proxy.example",
+            "proxy.example",
+            [],
+            "origin scheme https does not match the proxy's (http)",
+        ),
+        ("null", "proxy.example", [], "origin null is not a URL"),
+    ],
+)
+def test_origin_rule(
+    origin: str | None, host: str, allowed: list[str], expected: str | None
+) -> None:
     assert origin_allowed(origin, host, BASE, allowed) == expected
 
 
 def test_wss_proxy_wants_https_origins() -> None:
     base = "wss://proxy.example/"
     assert origin_allowed("https://proxy.example", None, base, []) is None
-    assert origin_allowed("http://proxy.example", None, base, []) == \
-        "origin scheme http does not match the proxy's (https)"
+    assert (
+        origin_allowed("http://proxy.example", None, base, [])
+        == "origin scheme http does not match the proxy's (https)"
+    )
 
 
 def test_tickets_are_single_use_and_unguessable() -> None:

@@ -216,7 +216,8 @@ def test_writers_of_one_process_queue_in_order_of_the_lock(db_file: Path) -> Non
 
 
 def test_a_writer_waiting_too_long_gets_database_is_locked(
-        db_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(db_engine, "SQLITE_BUSY_TIMEOUT_MS", 100)
     holding = threading.Event()
     done = threading.Event()

@@ -8,9 +8,30 @@ import pytest
 
 from zun.db.types import loads
 
-VALUES = ['{}', '[]', '{"A": "1", "B": "two"}', '["sleep","3600"]', ' {}', '{}\n', '{} x',
-          '"abc"', '1', '1.5', '1e400', 'null', 'true', '{"a":[1,{"b":null}]}', '[1,]', 'NaN',
-          '-Infinity', '"\\ud800"', '"caf\\u00e9"', '{"a":1,"a":2}', '', 'sleep 3600']
+VALUES = [
+    "{}",
+    "[]",
+    '{"A": "1", "B": "two"}',
+    '["sleep","3600"]',
+    " {}",
+    "{}\n",
+    "{} x",
+    '"abc"',
+    "1",
+    "1.5",
+    "1e400",
+    "null",
+    "true",
+    '{"a":[1,{"b":null}]}',
+    "[1,]",
+    "NaN",
+    "-Infinity",
+    '"\\ud800"',
+    '"caf\\u00e9"',
+    '{"a":1,"a":2}',
+    "",
+    "sleep 3600",
+]
 
 
 @pytest.mark.parametrize("text", VALUES)

@@ -19,8 +19,9 @@ def _load_vectors() -> dict[str, Any]:
 CASES = _load_vectors()["reference_parse"]["cases"]
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, id=f"{i}-{c['input']['image'][:60]}")
-                                  for i, c in enumerate(CASES)])
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=f"{i}-{c['input']['image'][:60]}") for i, c in enumerate(CASES)]
+)
 def test_reference_parse(case: dict[str, Any]) -> None:
     image = case["input"]["image"]
     if "error" in case:

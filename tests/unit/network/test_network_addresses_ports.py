@@ -28,15 +28,36 @@ def test_subnet_id_is_a_stable_uuid_per_network_and_cidr():
 
 
 def test_addresses_from_inspect_ipv4_and_ipv6():
-    attrs = _inspect(**{"zun-p1": {
-        "NetworkID": NET_ID, "EndpointID": EP_ID, "IPAddress": "172.20.0.5", "IPPrefixLen": 16,
-        "GlobalIPv6Address": "fd00::5", "GlobalIPv6PrefixLen": 64}})
-    assert addresses_from_inspect(attrs) == {"zun-p1": [
-        {"addr": "172.20.0.5", "version": 4, "port": EP_ID,
-         "subnet_id": subnet_id(NET_ID, "172.20.0.0/16"), "preserve_on_delete": False},
-        {"addr": "fd00::5", "version": 6, "port": EP_ID,
-         "subnet_id": subnet_id(NET_ID, "fd00::/64"), "preserve_on_delete": False},
-    ]}
+    attrs = _inspect(
+        **{
+            "zun-p1": {
+                "NetworkID": NET_ID,
+                "EndpointID": EP_ID,
+                "IPAddress": "172.20.0.5",
+                "IPPrefixLen": 16,
+                "GlobalIPv6Address": "fd00::5",
+                "GlobalIPv6PrefixLen": 64,
+            }
+        }
+    )
+    assert addresses_from_inspect(attrs) == {
+        "zun-p1": [
+            {
+                "addr": "172.20.0.5",
+                "version": 4,
+                "port": EP_ID,
+                "subnet_id": subnet_id(NET_ID, "172.20.0.0/16"),
+                "preserve_on_delete": False,
+            },
+            {
+                "addr": "fd00::5",
+                "version": 6,
+                "port": EP_ID,
+                "subnet_id": subnet_id(NET_ID, "fd00::/64"),
+                "preserve_on_delete": False,
+            },
+        ]
+    }
     assert list(addresses_from_inspect(attrs, key_by="id")) == [NET_ID]
 
 
@@ -49,48 +70,71 @@ def test_addresses_from_inspect_without_endpoint_is_empty_list():
 
 
 def test_network_list_entries_both_versions():
-    addresses = {"n1": [
-        {"addr": "10.0.0.2", "version": 4, "port": "p1", "subnet_id": "s4"},
-        {"addr": "fd00::2", "version": 6, "port": "p1", "subnet_id": "s6"},
-    ], "n2": [{"addr": "10.1.0.2", "version": 4, "port": "p2", "subnet_id": "s5"}]}
+    addresses = {
+        "n1": [
+            {"addr": "10.0.0.2", "version": 4, "port": "p1", "subnet_id": "s4"},
+            {"addr": "fd00::2", "version": 6, "port": "p1", "subnet_id": "s6"},
+        ],
+        "n2": [{"addr": "10.1.0.2", "version": 4, "port": "p2", "subnet_id": "s5"}],
+    }
     assert network_list_entries(addresses) == [
-        {"net_id": "n1", "port_id": "p1", "fixed_ips": [
-            {"ip_address": "10.0.0.2", "version": 4, "subnet_id": "s4"},
-            {"ip_address": "fd00::2", "version": 6, "subnet_id": "s6"}]},
-        {"net_id": "n2", "port_id": "p2", "fixed_ips": [
-            {"ip_address": "10.1.0.2", "version": 4, "subnet_id": "s5"}]},
+        {
+            "net_id": "n1",
+            "port_id": "p1",
+            "fixed_ips": [
+                {"ip_address": "10.0.0.2", "version": 4, "subnet_id": "s4"},
+                {"ip_address": "fd00::2", "version": 6, "subnet_id": "s6"},
+            ],
+        },
+        {
+            "net_id": "n2",
+            "port_id": "p2",
+            "fixed_ips": [{"ip_address": "10.1.0.2", "version": 4, "subnet_id": "s5"}],
+        },
     ]
     assert network_list_entries(addresses, legacy=True) == [
-        {"net_id": "n1", "port_id": "p1", "ip_address": "10.0.0.2", "version": 4,
-         "subnet_id": "s4"},
-        {"net_id": "n1", "port_id": "p1", "ip_address": "fd00::2", "version": 6,
-         "subnet_id": "s6"},
-        {"net_id": "n2", "port_id": "p2", "ip_address": "10.1.0.2", "version": 4,
-         "subnet_id": "s5"},
+        {
+            "net_id": "n1",
+            "port_id": "p1",
+            "ip_address": "10.0.0.2",
+            "version": 4,
+            "subnet_id": "s4",
+        },
+        {"net_id": "n1", "port_id": "p1", "ip_address": "fd00::2", "version": 6, "subnet_id": "s6"},
+        {
+            "net_id": "n2",
+            "port_id": "p2",
+            "ip_address": "10.1.0.2",
+            "version": 4,
+            "subnet_id": "s5",
+        },
     ]
     assert network_list_entries(None) == []
 
 
 def test_port_bindings_publish_every_port_ephemerally():
     assert port_bindings({"80": {}, "53/udp": {}, "443/tcp": {"HostPort": "22"}}) == {
-        "53/udp": ("0.0.0.0", None), "80/tcp": ("0.0.0.0", None),
-        "443/tcp": ("0.0.0.0", None)}
-    assert port_bindings({"8080/tcp": {}}, host_ip="127.0.0.1") == {
-        "8080/tcp": ("127.0.0.1", None)}
+        "53/udp": ("0.0.0.0", None),
+        "80/tcp": ("0.0.0.0", None),
+        "443/tcp": ("0.0.0.0", None),
+    }
+    assert port_bindings({"8080/tcp": {}}, host_ip="127.0.0.1") == {"8080/tcp": ("127.0.0.1", None)}
     assert port_bindings(None) == {}
     assert normalize_exposed_ports({"80": {}, "80/tcp": {}, " 22": {}}) == ["22/tcp", "80/tcp"]
 
 
-@pytest.mark.parametrize("key", ["80/sctp", "80/TCP", "abc", "0", "65536/udp", "-1", "",
-                                 "80/"])
+@pytest.mark.parametrize("key", ["80/sctp", "80/TCP", "abc", "0", "65536/udp", "-1", "", "80/"])
 def test_port_bindings_reject_bad_keys(key):
     with pytest.raises(exception.InvalidValue):
         port_bindings({key: {}})
 
 
 def test_published_ports_reads_inspect():
-    attrs = {"NetworkSettings": {"Ports": {
-        "80/tcp": [{"HostIp": "127.0.0.1", "HostPort": "49153"}], "81/tcp": None}}}
+    attrs = {
+        "NetworkSettings": {
+            "Ports": {"80/tcp": [{"HostIp": "127.0.0.1", "HostPort": "49153"}], "81/tcp": None}
+        }
+    }
     assert published_ports(attrs) == {"80/tcp": [("127.0.0.1", 49153)]}
 
 

@@ -25,8 +25,9 @@ def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     return SimpleNamespace(api=SimpleNamespace(base_url=f"unix://{uuid.uuid4().hex}"))
 
 
-def _hold(client: Any, project: str, shared: bool, entered: threading.Event,
-          leave: threading.Event) -> threading.Thread:
+def _hold(
+    client: Any, project: str, shared: bool, entered: threading.Event, leave: threading.Event
+) -> threading.Thread:
     def run() -> None:
         with dn.project_network_lock(client, project, shared=shared):
             entered.set()

@@ -17,23 +17,35 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 #: Ways a file could reach the steering repository's shared folder from a checkout. Spelt in
 #: pieces so that a plain grep for them over tests/ finds nothing, this file included.
 _SHARED = "shared"
-OUTSIDE = re.compile("|".join((rf"\.\./{_SHARED}", f"ZUN_{_SHARED.upper()}_DIR",
-                               f"/work/{_SHARED}", f"{_SHARED}/reference")))
+OUTSIDE = re.compile(
+    "|".join(
+        (
+            rf"\.\./{_SHARED}",
+            f"ZUN_{_SHARED.upper()}_DIR",
+            f"/work/{_SHARED}",
+            f"{_SHARED}/reference",
+        )
+    )
+)
 CHECKED_TREES = ("tests", "scripts", ".ci")
 
 
 def _files(tree: str) -> list[Path]:
-    return [p for p in sorted((REPO_ROOT / tree).rglob("*"))
-            if p.is_file() and "__pycache__" not in p.parts
-            and p.parent != CONTRACT_DIR]
+    return [
+        p
+        for p in sorted((REPO_ROOT / tree).rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts and p.parent != CONTRACT_DIR
+    ]
 
 
 @pytest.mark.parametrize("tree", CHECKED_TREES)
 def test_no_path_outside_the_repository(tree: str) -> None:
-    hits = [f"{p.relative_to(REPO_ROOT)}:{n}: {line.strip()}"
-            for p in _files(tree)
-            for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1)
-            if OUTSIDE.search(line)]
+    hits = [
+        f"{p.relative_to(REPO_ROOT)}:{n}: {line.strip()}"
+        for p in _files(tree)
+        for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1)
+        if OUTSIDE.search(line)
+    ]
     assert not hits, "\n".join(hits)
 
 

@@ -10,14 +10,26 @@ from zun.runtime.docker.driver import DockerDriver
 
 
 def _calls() -> list[str]:
-    return [name for name, value in vars(ContainerRuntime).items()
-            if not name.startswith("_") and (callable(value) or isinstance(value, property))]
+    return [
+        name
+        for name, value in vars(ContainerRuntime).items()
+        if not name.startswith("_") and (callable(value) or isinstance(value, property))
+    ]
 
 
 def test_the_contract_states_the_calls_the_node_code_uses() -> None:
     calls = set(_calls())
-    assert {"create", "start", "stop", "delete", "inspect", "wait_stopped", "list_labelled",
-            "engine", "client"} <= calls
+    assert {
+        "create",
+        "start",
+        "stop",
+        "delete",
+        "inspect",
+        "wait_stopped",
+        "list_labelled",
+        "engine",
+        "client",
+    } <= calls
 
 
 def test_the_docker_driver_keeps_the_contract() -> None:
@@ -32,7 +44,7 @@ def test_the_docker_driver_keeps_the_contract() -> None:
         got = list(inspect.signature(offered).parameters)
         if got and got[0] != "self":  # a staticmethod (engine_ref)
             got = ["self", *got]
-        assert got[:len(wanted)] == wanted, (name, wanted, got)
+        assert got[: len(wanted)] == wanted, (name, wanted, got)
 
 
 def test_every_stated_call_says_what_it_promises_or_is_plain_io() -> None:

@@ -16,9 +16,20 @@ from zun.scheduler.filters import Request
 
 def node(name: str = "n1", **values: Any) -> NodeState:
     base: dict[str, Any] = dict(
-        hostname=name, uuid=f"uuid-{name}", cpus=4, cpu_used=0.0, mem_total=4608,
-        mem_used=0, disk_total=100, disk_used=0, runtimes=["runc"], labels={"zone": "a"},
-        service_up=True, service_disabled=False, availability_zone=None)
+        hostname=name,
+        uuid=f"uuid-{name}",
+        cpus=4,
+        cpu_used=0.0,
+        mem_total=4608,
+        mem_used=0,
+        disk_total=100,
+        disk_used=0,
+        runtimes=["runc"],
+        labels={"zone": "a"},
+        service_up=True,
+        service_disabled=False,
+        availability_zone=None,
+    )
     base.update(values)
     return NodeState(**base)
 
@@ -30,13 +41,18 @@ def plain(**values: Any) -> Request:
 @pytest.fixture
 def conf() -> Iterator[Any]:
     yield CONF
-    for name in ("cpu_allocation_ratio", "ram_allocation_ratio", "reserved_host_memory_mb",
-                 "enable_cpu_pinning"):
+    for name in (
+        "cpu_allocation_ratio",
+        "ram_allocation_ratio",
+        "reserved_host_memory_mb",
+        "enable_cpu_pinning",
+    ):
         CONF.clear_override(name, group="compute")
     CONF.clear_override("weigher", group="scheduler")
 
 
 # --- capacity ----------------------------------------------------------------------------------
+
 
 def test_a_node_without_settings_uses_this_process_ones(conf: Any) -> None:
     # 4 CPUs x 16; (4608 - 512) MiB x 1.5; 100 GiB x 1.0: Zun's defaults.
@@ -48,9 +64,14 @@ def test_a_node_without_settings_uses_this_process_ones(conf: Any) -> None:
 
 def test_a_nodes_own_settings_win_over_this_process_ones(conf: Any) -> None:
     conf.set_override("cpu_allocation_ratio", 2.0, group="compute")
-    mine = node(cpu_allocation_ratio=1.0, reserved_host_cpus=1, ram_allocation_ratio=1.0,
-                reserved_host_memory_mb=0, reserved_host_disk_mb=10240,
-                disk_allocation_ratio=2.0)
+    mine = node(
+        cpu_allocation_ratio=1.0,
+        reserved_host_cpus=1,
+        ram_allocation_ratio=1.0,
+        reserved_host_memory_mb=0,
+        reserved_host_disk_mb=10240,
+        disk_allocation_ratio=2.0,
+    )
     cap = inventory.of(mine)
     assert (cap.cpu_capacity, cap.mem_capacity, cap.disk_capacity) == (3, 4608, 180)
     # A ratio of 0 means "unset", as in Nova: the fallback applies.
@@ -61,23 +82,43 @@ def test_own_settings_report_effective_values(conf: Any) -> None:
     conf.set_override("ram_allocation_ratio", 0.0, group="compute")
     conf.set_override("reserved_host_memory_mb", 1024, group="compute")
     own = inventory.own_settings()
-    assert own == {"cpu_allocation_ratio": 16.0, "ram_allocation_ratio": 1.5,
-                   "disk_allocation_ratio": 1.0, "reserved_host_cpus": 0,
-                   "reserved_host_memory_mb": 1024, "reserved_host_disk_mb": 0}
+    assert own == {
+        "cpu_allocation_ratio": 16.0,
+        "ram_allocation_ratio": 1.5,
+        "disk_allocation_ratio": 1.0,
+        "reserved_host_cpus": 0,
+        "reserved_host_memory_mb": 1024,
+        "reserved_host_disk_mb": 0,
+    }
 
 
 # --- filters -----------------------------------------------------------------------------------
 
+
 def test_every_name_of_zun_is_a_filter() -> None:
     assert set(filters.FILTERS) == {
-        "AvailabilityZoneFilter", "ComputeFilter", "RuntimeFilter", "CPUFilter", "RamFilter",
-        "DiskFilter", "LabelFilter", "CpuSetFilter", "PciPassthroughFilter"}
+        "AvailabilityZoneFilter",
+        "ComputeFilter",
+        "RuntimeFilter",
+        "CPUFilter",
+        "RamFilter",
+        "DiskFilter",
+        "LabelFilter",
+        "CpuSetFilter",
+        "PciPassthroughFilter",
+    }
 
 
 def test_cpu_ram_disk_filters_use_the_nodes_capacity(conf: Any) -> None:
-    tight = node(cpu_allocation_ratio=1.0, cpu_used=3.5, ram_allocation_ratio=1.0,
-                 reserved_host_memory_mb=0, mem_used=4000, disk_quota_supported=True,
-                 disk_used=99)
+    tight = node(
+        cpu_allocation_ratio=1.0,
+        cpu_used=3.5,
+        ram_allocation_ratio=1.0,
+        reserved_host_memory_mb=0,
+        mem_used=4000,
+        disk_quota_supported=True,
+        disk_used=99,
+    )
     assert filters.cpu_filter(tight, plain(cpu=0.5))
     assert not filters.cpu_filter(tight, plain(cpu=0.6))
     assert filters.ram_filter(tight, plain(memory_mb=608))
@@ -121,14 +162,19 @@ def test_compute_runtime_and_pci_filters() -> None:
 
 # --- weighers ----------------------------------------------------------------------------------
 
-def _order(weigher: Any, nodes: list[NodeState], request: Request,
-           loads: dict[str, weighers.Load] | None = None) -> list[str]:
+
+def _order(
+    weigher: Any,
+    nodes: list[NodeState],
+    request: Request,
+    loads: dict[str, weighers.Load] | None = None,
+) -> list[str]:
     return [n.hostname for n in weigher(nodes, request, loads or {})]
 
 
 def test_spread_prefers_the_least_allocated_share() -> None:
-    busy = node("a", cpu_used=8.0)          # 8/64 of its CPUs
-    idle_small = node("b", cpus=1)           # 0/16
+    busy = node("a", cpu_used=8.0)  # 8/64 of its CPUs
+    idle_small = node("b", cpus=1)  # 0/16
     assert _order(weighers.spread, [busy, idle_small], plain(cpu=1)) == ["b", "a"]
     # Shares after placing the request: b would be 4/16 = 0.25 > a's 12/64.
     assert _order(weighers.spread, [busy, idle_small], plain(cpu=4)) == ["a", "b"]

@@ -24,16 +24,30 @@ def conf() -> Iterator[Any]:
 def test_defaults_pass(conf: Any) -> None:
     loading.check_config()
     assert [f.__name__ for f in filters.enabled_filters()] == [
-        "availability_zone_filter", "compute_filter", "runtime_filter"]
+        "availability_zone_filter",
+        "compute_filter",
+        "runtime_filter",
+    ]
 
 
 def test_zuns_scheduler_options_pass_unchanged(conf: Any) -> None:
     conf.set_override("driver", "filter_scheduler", group="scheduler")
-    conf.set_override("available_filters", ["zun.scheduler.filters.all_filters"],
-                      group="scheduler")
-    conf.set_override("enabled_filters", [
-        "AvailabilityZoneFilter", "ComputeFilter", "RuntimeFilter", "CPUFilter", "RamFilter",
-        "DiskFilter", "LabelFilter", "CpuSetFilter", "PciPassthroughFilter"], group="scheduler")
+    conf.set_override("available_filters", ["zun.scheduler.filters.all_filters"], group="scheduler")
+    conf.set_override(
+        "enabled_filters",
+        [
+            "AvailabilityZoneFilter",
+            "ComputeFilter",
+            "RuntimeFilter",
+            "CPUFilter",
+            "RamFilter",
+            "DiskFilter",
+            "LabelFilter",
+            "CpuSetFilter",
+            "PciPassthroughFilter",
+        ],
+        group="scheduler",
+    )
     loading.check_config()
     assert len(filters.enabled_filters()) == 9
     conf.set_override("driver", "chance_scheduler", group="scheduler")
@@ -41,16 +55,23 @@ def test_zuns_scheduler_options_pass_unchanged(conf: Any) -> None:
 
 
 def test_zuns_class_paths_make_single_filters_available(conf: Any) -> None:
-    conf.set_override("available_filters", [
-        "zun.scheduler.filters.compute_filter.ComputeFilter",
-        "zun.scheduler.filters.ram_filter.RamFilter"], group="scheduler")
+    conf.set_override(
+        "available_filters",
+        [
+            "zun.scheduler.filters.compute_filter.ComputeFilter",
+            "zun.scheduler.filters.ram_filter.RamFilter",
+        ],
+        group="scheduler",
+    )
     conf.set_override("enabled_filters", ["ComputeFilter", "RamFilter"], group="scheduler")
     loading.check_config()
     conf.set_override("enabled_filters", ["ComputeFilter", "CPUFilter"], group="scheduler")
     with pytest.raises(loading.SchedulerConfigError) as err:
         loading.check_config()
-    assert str(err.value) == ("[scheduler]/enabled_filters: unknown or unavailable filter(s) "
-                              "'CPUFilter'; available: ComputeFilter, RamFilter")
+    assert str(err.value) == (
+        "[scheduler]/enabled_filters: unknown or unavailable filter(s) "
+        "'CPUFilter'; available: ComputeFilter, RamFilter"
+    )
     # Should the configuration change after start-up, a create still gets Zun's error.
     with pytest.raises(exception.SchedulerHostFilterNotFound):
         filters.enabled_filters()

@@ -41,8 +41,10 @@ def test_candidate_query_matches_the_original(case: dict[str, Any]) -> None:
     requested = specs.get("requested_host")
     in_tree = nodes[0] if requested and nodes and len(nodes) == 1 else None
     limit = placement.query_limit(specs.get("hints"), len(nodes) if requested else None)
-    assert placement.candidate_query(resources, in_tree=in_tree, limit=limit) == \
-        case["output"]["querystring"], json.dumps(case)
+    assert (
+        placement.candidate_query(resources, in_tree=in_tree, limit=limit)
+        == case["output"]["querystring"]
+    ), json.dumps(case)
 
 
 def test_some_cases_are_checked() -> None:

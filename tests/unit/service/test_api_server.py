@@ -127,6 +127,7 @@ def test_a_request_that_never_completes_is_cut_off(monkeypatch) -> None:
 
 # --- the bytes on the wire are plain waitress' (our channel only adds a read deadline) ------
 
+
 def _fixed(body: bytes, length: int | None = None, status: str = "200 OK", chunks: int = 1):
     def app(environ, start_response):
         headers = [("Content-Type", "application/json")]
@@ -134,7 +135,8 @@ def _fixed(body: bytes, length: int | None = None, status: str = "200 OK", chunk
             headers.append(("Content-Length", str(length)))
         start_response(status, headers)
         step = max(1, len(body) // chunks)
-        return [body[i:i + step] for i in range(0, len(body), step)] or [b""]
+        return [body[i : i + step] for i in range(0, len(body), step)] or [b""]
+
     return app
 
 
@@ -157,8 +159,7 @@ def _exchange(port: int, requests: bytes) -> bytes:
         while chunk := sock.recv(65536):
             received += chunk
     # The only header that may differ between two servers is the date.
-    return b"\r\n".join(line for line in received.split(b"\r\n")
-                        if not line.startswith(b"Date: "))
+    return b"\r\n".join(line for line in received.split(b"\r\n") if not line.startswith(b"Date: "))
 
 
 def _serve_plain_waitress(app):
@@ -171,8 +172,11 @@ def _serve_plain_waitress(app):
 
 
 def test_answers_are_byte_for_byte_those_of_plain_waitress() -> None:
-    requests = (b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n" b"HEAD /b HTTP/1.1\r\nHost: x\r\n\r\n"
-                b"GET /c HTTP/1.0\r\n\r\n")
+    requests = (
+        b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n"
+        b"HEAD /b HTTP/1.1\r\nHost: x\r\n\r\n"
+        b"GET /c HTTP/1.0\r\n\r\n"
+    )
     for name, app in ANSWERS.items():
         ours = ApiServer(app, "127.0.0.1", 0, threads=1)
         ours.start()
@@ -185,4 +189,3 @@ def test_answers_are_byte_for_byte_those_of_plain_waitress() -> None:
             plain.close()
         assert got == want, name
         assert b"HTTP/1.1 " in got, name
-

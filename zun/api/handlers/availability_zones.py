@@ -30,8 +30,13 @@ def list_zones(req: ApiRequest) -> webob.Response:
     if page.marker is not None:
         if page.marker not in zones:
             raise exception.ResourceNotFound(name="availability zone", id=page.marker)
-        zones = zones[zones.index(page.marker) + 1:]
-    items = [zone_view(z) for z in zones[:page.limit]]
-    return json_reply({"availability_zones": items,
-                       "next": common.next_link(req.host_url, "availability_zones", page, items,
-                                                marker_attr="availability_zone")})
+        zones = zones[zones.index(page.marker) + 1 :]
+    items = [zone_view(z) for z in zones[: page.limit]]
+    return json_reply(
+        {
+            "availability_zones": items,
+            "next": common.next_link(
+                req.host_url, "availability_zones", page, items, marker_attr="availability_zone"
+            ),
+        }
+    )

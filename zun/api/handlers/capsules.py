@@ -38,8 +38,11 @@ def _target(capsule: models.Container) -> dict[str, Any]:
     return {"project_id": capsule.project_id, "user_id": capsule.user_id}
 
 
-def _render(req: ApiRequest, capsules: list[models.Container], legacy: bool,
-            ) -> list[dict[str, Any]]:
+def _render(
+    req: ApiRequest,
+    capsules: list[models.Container],
+    legacy: bool,
+) -> list[dict[str, Any]]:
     with engine.transaction(readonly=True) as session:
         members = capsule_q.member_view_rows(session, [c.id for c in capsules])
         # A capsule of a down (or engine-less) host reads Unknown, as its containers do.
@@ -59,6 +62,7 @@ def _render_uuid(req: ApiRequest, uuid: str, legacy: bool) -> dict[str, Any]:
 
 # --- list -------------------------------------------------------------------------------------
 
+
 def _list(req: ApiRequest, legacy: bool) -> webob.Response:
     ctx = req.context
     policy.authorize(ctx, "capsule:get_all")
@@ -70,8 +74,9 @@ def _list(req: ApiRequest, legacy: bool) -> webob.Response:
     with engine.transaction(readonly=True) as session:
         capsules = capsule_q.list_page(session, ctx, all_projects=all_projects, page=page)
     items = _render(req, capsules, legacy)
-    return json_reply({"capsules": items,
-                       "next": api_common.next_link(req.host_url, COLLECTION, page, items)})
+    return json_reply(
+        {"capsules": items, "next": api_common.next_link(req.host_url, COLLECTION, page, items)}
+    )
 
 
 @route("GET", "/v1/capsules", "1.1", LEGACY_MAX)
@@ -88,6 +93,7 @@ def list_capsules(req: ApiRequest) -> webob.Response:
 
 # --- create -----------------------------------------------------------------------------------
 
+
 def _create(req: ApiRequest, legacy: bool) -> webob.Response:
     req.require_json()
     ctx = req.context
@@ -98,11 +104,13 @@ def _create(req: ApiRequest, legacy: bool) -> webob.Response:
     policy.authorize(ctx, "capsule:create")
     # Zun drops a member's imagePullPolicy silently when the caller may not set it.
     allow_pull_policy = capsule_template.wants_pull_policy(template) and policy.authorize(
-        ctx, "container:create:image_pull_policy", fatal=False)
+        ctx, "container:create:image_pull_policy", fatal=False
+    )
     plan = capsule_template.build_plan(template, allow_pull_policy=allow_pull_policy)
     uuid = capsule_api.get_api().create(ctx, plan)
-    return accepted_with_location(_render_uuid(req, uuid, legacy),
-                                  api_common.location(req.host_url, COLLECTION, uuid))
+    return accepted_with_location(
+        _render_uuid(req, uuid, legacy), api_common.location(req.host_url, COLLECTION, uuid)
+    )
 
 
 @route("POST", "/v1/capsules", "1.1", LEGACY_MAX)
@@ -124,6 +132,7 @@ def create_capsule(req: ApiRequest) -> webob.Response:
 
 
 # --- show, delete -----------------------------------------------------------------------------
+
 
 def _show(req: ApiRequest, capsule_ident: str, legacy: bool) -> webob.Response:
     capsule = capsule_api.get_api().get(req.context, capsule_ident)

@@ -36,16 +36,27 @@ from zun.network import addresses as net_addresses
 
 # --- calls --------------------------------------------------------------------------------------
 
+
 @route("GET", ITEM + "/logs")
 def container_logs(req: ApiRequest, container_ident: str) -> webob.Response:
     params = _validate_merged_query(req, "containers.query_param_logs")
     container = _lookup(req, container_ident, "container:logs")
     tail = _opt(params.get("tail"))
     since = _opt(params.get("since"))
-    logs = _api().call(container, "logs", lambda host: _api().rpcapi.container_logs(
-        req.context, host, container.uuid, stdout=_bool(params, "stdout", True),
-        stderr=_bool(params, "stderr", True), timestamps=_bool(params, "timestamps", False),
-        tail=tail if tail not in (None, "") else "all", since=since))
+    logs = _api().call(
+        container,
+        "logs",
+        lambda host: _api().rpcapi.container_logs(
+            req.context,
+            host,
+            container.uuid,
+            stdout=_bool(params, "stdout", True),
+            stderr=_bool(params, "stderr", True),
+            timestamps=_bool(params, "timestamps", False),
+            tail=tail if tail not in (None, "") else "all",
+            since=since,
+        ),
+    )
     return json_reply(logs)
 
 
@@ -54,7 +65,8 @@ def _check_command_length(command: Any) -> None:
     if isinstance(command, str) and len(command) > limit:
         raise exception.InvalidValue(
             message=f"The command is {len(command)} characters long; at most {limit} are "
-                    "accepted ([api]/max_exec_command_length).")
+            "accepted ([api]/max_exec_command_length)."
+        )
 
 
 @route("POST", ITEM + "/execute")
@@ -69,16 +81,28 @@ def execute(req: ApiRequest, container_ident: str) -> webob.Response:
         command = shlex.split(params["command"])
     except ValueError as exc:
         raise exception.InvalidValue(message=f"Invalid command: {exc}") from None
-    result = _api().call(container, "execute", lambda host: _api().rpcapi.container_exec(
-        req.context, host, container.uuid, command=command, run=run,
-        interactive=interactive)) or {}
+    result = (
+        _api().call(
+            container,
+            "execute",
+            lambda host: _api().rpcapi.container_exec(
+                req.context, host, container.uuid, command=command, run=run, interactive=interactive
+            ),
+        )
+        or {}
+    )
     if run:
-        body = {"output": result.get("output"), "exit_code": result.get("exit_code"),
-                "exec_id": None, "proxy_url": None}
+        body = {
+            "output": result.get("output"),
+            "exit_code": result.get("exit_code"),
+            "exec_id": None,
+            "proxy_url": None,
+        }
     else:
         exec_id = result.get("exec_id")
         url = result.get("proxy_url") or console_tokens.console_url(
-            container.uuid, result.get("token", ""), exec_id)
+            container.uuid, result.get("token", ""), exec_id
+        )
         body = {"output": None, "exit_code": None, "exec_id": exec_id, "proxy_url": url}
     return json_reply(body)
 
@@ -88,9 +112,18 @@ def execute_resize(req: ApiRequest, container_ident: str) -> webob.Response:
     params = _validate_merged_query(req, "containers.query_param_execute_resize")
     api_common.require_params(params, ["exec_id"])
     container = _lookup(req, container_ident, "container:execute_resize")
-    _api().call(container, "execute_resize", lambda host: _api().rpcapi.container_exec_resize(
-        req.context, host, container.uuid, exec_id=params["exec_id"],
-        height=_opt_int(params.get("h")), width=_opt_int(params.get("w"))))
+    _api().call(
+        container,
+        "execute_resize",
+        lambda host: _api().rpcapi.container_exec_resize(
+            req.context,
+            host,
+            container.uuid,
+            exec_id=params["exec_id"],
+            height=_opt_int(params.get("h")),
+            width=_opt_int(params.get("w")),
+        ),
+    )
     return null_reply(200)
 
 
@@ -101,12 +134,17 @@ def attach(req: ApiRequest, container_ident: str) -> webob.Response:
     if not container.interactive:
         raise exception.NoInteractiveFlag(
             msg=f"Cannot attach to container {container.uuid}: it was not created with the "
-                "interactive flag.")
-    result = _api().call(container, None, lambda host: _api().rpcapi.container_attach(
-        req.context, host, container.uuid))
+            "interactive flag."
+        )
+    result = _api().call(
+        container,
+        None,
+        lambda host: _api().rpcapi.container_attach(req.context, host, container.uuid),
+    )
     if isinstance(result, dict):
-        url = result.get("url") or console_tokens.console_url(container.uuid,
-                                                              result.get("token", ""))
+        url = result.get("url") or console_tokens.console_url(
+            container.uuid, result.get("token", "")
+        )
     else:
         url = result
     return json_reply(url)
@@ -116,9 +154,17 @@ def attach(req: ApiRequest, container_ident: str) -> webob.Response:
 def resize(req: ApiRequest, container_ident: str) -> webob.Response:
     params = _validate_merged_query(req, "containers.query_param_resize")
     container = _lookup(req, container_ident, "container:resize")
-    _api().call(container, "resize", lambda host: _api().rpcapi.container_resize(
-        req.context, host, container.uuid, height=_opt_int(params.get("h")),
-        width=_opt_int(params.get("w"))))
+    _api().call(
+        container,
+        "resize",
+        lambda host: _api().rpcapi.container_resize(
+            req.context,
+            host,
+            container.uuid,
+            height=_opt_int(params.get("h")),
+            width=_opt_int(params.get("w")),
+        ),
+    )
     return null_reply(200)
 
 
@@ -126,8 +172,13 @@ def resize(req: ApiRequest, container_ident: str) -> webob.Response:
 def top(req: ApiRequest, container_ident: str) -> webob.Response:
     params = _validate_merged_query(req, "containers.query_param_top")
     container = _lookup(req, container_ident, "container:top")
-    result = _api().call(container, "top", lambda host: _api().rpcapi.container_top(
-        req.context, host, container.uuid, ps_args=_opt(params.get("ps_args"))))
+    result = _api().call(
+        container,
+        "top",
+        lambda host: _api().rpcapi.container_top(
+            req.context, host, container.uuid, ps_args=_opt(params.get("ps_args"))
+        ),
+    )
     return json_reply(result)
 
 
@@ -143,14 +194,16 @@ def _check_archive_path(path: Any) -> None:
     if len(path) > limit:
         raise exception.InvalidValue(
             message=f"The path is {len(path)} characters long; at most {limit} are accepted "
-                    "([api]/max_archive_path_length).")
+            "([api]/max_archive_path_length)."
+        )
     if "\x00" in path:
         raise exception.InvalidValue(message="The path contains a NUL character.")
     longest = max(len(part.encode("utf-8")) for part in path.split("/"))
     if longest > _NAME_MAX:
         raise exception.InvalidValue(
             message=f"A component of the path is {longest} bytes long; at most {_NAME_MAX} "
-                    "are accepted.")
+            "are accepted."
+        )
 
 
 def _get_archive(req: ApiRequest, container_ident: str, encoded: bool) -> webob.Response:
@@ -158,9 +211,16 @@ def _get_archive(req: ApiRequest, container_ident: str, encoded: bool) -> webob.
     api_common.require_params(params, ["path"])
     _check_archive_path(params["path"])
     container = _lookup(req, container_ident, "container:get_archive")
-    result = _api().call(container, "get_archive",
-                         lambda host: _api().rpcapi.container_get_archive(
-                             req.context, host, container.uuid, path=params["path"])) or {}
+    result = (
+        _api().call(
+            container,
+            "get_archive",
+            lambda host: _api().rpcapi.container_get_archive(
+                req.context, host, container.uuid, path=params["path"]
+            ),
+        )
+        or {}
+    )
     data = result.get("data")
     if not encoded and isinstance(data, str):
         # Before 1.25 the tar went out as a string: one character per byte.
@@ -198,8 +258,13 @@ def _put_archive(req: ApiRequest, container_ident: str, encoded: bool) -> webob.
         except (binascii.Error, ValueError):
             raise exception.Base64Exception() from None
     archive_input.check_tar(raw)
-    _api().call(container, "put_archive", lambda host: _api().rpcapi.container_put_archive(
-        req.context, host, container.uuid, path=params["path"], data_b64=data))
+    _api().call(
+        container,
+        "put_archive",
+        lambda host: _api().rpcapi.container_put_archive(
+            req.context, host, container.uuid, path=params["path"], data_b64=data
+        ),
+    )
     return null_reply(200)
 
 
@@ -216,12 +281,16 @@ def put_archive(req: ApiRequest, container_ident: str) -> webob.Response:
 @route("GET", ITEM + "/stats")
 def stats(req: ApiRequest, container_ident: str) -> webob.Response:
     container = _lookup(req, container_ident, "container:stats")
-    result = _api().call(container, "stats", lambda host: _api().rpcapi.container_stats(
-        req.context, host, container.uuid))
+    result = _api().call(
+        container,
+        "stats",
+        lambda host: _api().rpcapi.container_stats(req.context, host, container.uuid),
+    )
     return json_reply(result)
 
 
 # --- network_list (no policy in Zun: whoever sees the container sees its addresses) ---------------
+
 
 def _network_list(req: ApiRequest, container_ident: str, legacy: bool) -> webob.Response:
     container = _lookup(req, container_ident, None)

@@ -52,14 +52,21 @@ LIST_PARAMS = ("all_projects", *api_common.PAGE_PARAMS, *container_q.LIST_FILTER
 
 # (field, first microversion) checked on create, in the original's order.
 _CREATE_FIELD_VERSIONS = (
-    ("auto_remove", "1.3"), ("runtime", "1.5"), ("hostname", "1.9"), ("healthcheck", "1.22"),
-    ("mounts", "1.11"), ("privileged", "1.21"), ("exposed_ports", "1.24"), ("registry", "1.31"),
+    ("auto_remove", "1.3"),
+    ("runtime", "1.5"),
+    ("hostname", "1.9"),
+    ("healthcheck", "1.22"),
+    ("mounts", "1.11"),
+    ("privileged", "1.21"),
+    ("exposed_ports", "1.24"),
+    ("registry", "1.31"),
 )
 # Fields whose mere presence (even null/false) triggers the check; the others need a value.
 _PRESENCE_FIELDS = frozenset({"auto_remove", "privileged", "exposed_ports"})
 
 
 # --- small helpers ----------------------------------------------------------------------------
+
 
 def _api() -> compute_api.ContainerAPI:
     return compute_api.get_api()
@@ -82,8 +89,9 @@ def _bool(params: dict[str, Any], name: str, default: bool) -> bool:
 
 def _version_check(req: ApiRequest, param: str, min_version: str) -> None:
     if not req.version_at_least(min_version):
-        raise exception.InvalidParamInVersion(param=param, req_version=str(req.version),
-                                              min_version=min_version)
+        raise exception.InvalidParamInVersion(
+            param=param, req_version=str(req.version), min_version=min_version
+        )
 
 
 def _lookup(req: ApiRequest, ident: str, rule: str | None) -> models.Container:
@@ -116,8 +124,7 @@ def _validate_merged_body(req: ApiRequest, schema: str) -> dict[str, Any]:
     return params
 
 
-def _check_networks(ctx: RequestContext, project_id: str | None,
-                    names: list[str | None]) -> None:
+def _check_networks(ctx: RequestContext, project_id: str | None, names: list[str | None]) -> None:
     """404 unless a container of ``project_id`` may join each network (network/access.py)."""
     network_access.check_joinable(ctx.is_admin, project_id, names)
 
@@ -130,6 +137,7 @@ def _json_text_reply(text: str) -> webob.Response:
 
 
 # --- list, show -------------------------------------------------------------------------------
+
 
 @route("GET", "/v1/containers")
 def list_containers(req: ApiRequest) -> webob.Response:
@@ -149,14 +157,16 @@ def list_containers(req: ApiRequest) -> webob.Response:
     if "auto_remove" in filters:
         filters["auto_remove"] = api_common.parse_bool(filters["auto_remove"], "auto_remove")
     with engine.transaction(readonly=True) as session:
-        rows = container_q.list_for_view(session, ctx, all_projects=all_projects,
-                                         filters=filters, page=page)
+        rows = container_q.list_for_view(
+            session, ctx, all_projects=all_projects, filters=filters, page=page
+        )
     items, last = views.encode_page(ctx, rows, page.resource_url)
     # next_link reads only the number of items and the last one.
     next_url = api_common.next_link(req.host_url, COLLECTION, page, [last] * len(items))
     # What json.dumps({"containers": [...], "next": ...}, separators=(",", ":")) would give.
     return _json_text_reply(
-        f'{{"containers":[{",".join(items)}],"next":{views.encode_compact(next_url)}}}')
+        f'{{"containers":[{",".join(items)}],"next":{views.encode_compact(next_url)}}}'
+    )
 
 
 @route("GET", ITEM)
@@ -164,14 +174,20 @@ def show_container(req: ApiRequest, container_ident: str) -> webob.Response:
     ctx = req.context
     if api_common.all_projects(req.query()):
         policy.authorize(ctx, "container:get_one_all_projects")
-    data, unhealthy = _api().show_view_row(ctx, container_ident, lambda row: policy.authorize(
-        ctx, "container:get_one", {"project_id": row.project_id, "user_id": row.user_id}))
+    data, unhealthy = _api().show_view_row(
+        ctx,
+        container_ident,
+        lambda row: policy.authorize(
+            ctx, "container:get_one", {"project_id": row.project_id, "user_id": row.user_id}
+        ),
+    )
     row = views.as_row(data)
     view = views.render_one(ctx, row, req.host_url)
     return json_reply(views.health_marker([row], unhealthy)(row, view))
 
 
 # --- create -----------------------------------------------------------------------------------
+
 
 def _labels(labels: dict[str, Any] | None) -> dict[str, str] | None:
     if labels is None:
@@ -201,9 +217,14 @@ def _healthcheck(value: dict[str, Any] | None) -> dict[str, Any] | None:
 def _registry_id(ctx: RequestContext, ident: str) -> int:
     with engine.transaction(readonly=True) as session:
         row = paging.get_by_ident(
-            session, models.Registry, ident, context=ctx,
+            session,
+            models.Registry,
+            ident,
+            context=ctx,
             not_found=lambda i: exception.RegistryNotFound(registry=i),
-            singular="registry", plural="registries")
+            singular="registry",
+            plural="registries",
+        )
         return row.id
 
 
@@ -223,7 +244,8 @@ def _check_capabilities(value: Any) -> None:
     if not all(n.replace("_", "").isalpha() and n.isascii() for n in names):
         raise exception.InvalidValue(
             message=f"Label {consts.LABEL_CAP_ADD} must list capability names separated by "
-                    f"commas, e.g. SYS_PTRACE,NET_ADMIN; got {str(value)[:100]!r}.")
+            f"commas, e.g. SYS_PTRACE,NET_ADMIN; got {str(value)[:100]!r}."
+        )
 
 
 def _create(req: ApiRequest, schema: str) -> webob.Response:
@@ -257,8 +279,7 @@ def _create(req: ApiRequest, schema: str) -> webob.Response:
     if requested_host:
         policy.authorize(ctx, "container:create:requested_destination")
 
-    if req.version_at_least("1.20") and not req.version_at_least("1.36") \
-            and "interactive" in body:
+    if req.version_at_least("1.20") and not req.version_at_least("1.36") and "interactive" in body:
         tty = interactive
     else:
         tty = _bool(body, "tty", False)
@@ -292,10 +313,8 @@ def _create(req: ApiRequest, schema: str) -> webob.Response:
         "image": body["image"],
         "command": _command(req, body.get("command")),
         "entrypoint": body.get("entrypoint"),
-        "cpu": float(cpu) if cpu is not None else float(
-            CONF.default_cpu),
-        "memory": str(int(memory)) if memory is not None else str(
-            CONF.default_memory),
+        "cpu": float(cpu) if cpu is not None else float(CONF.default_cpu),
+        "memory": str(int(memory)) if memory is not None else str(CONF.default_memory),
         "disk": int(disk) if disk is not None else None,
         "cpu_policy": body.get("cpu_policy"),
         "workdir": body.get("workdir"),
@@ -309,8 +328,9 @@ def _create(req: ApiRequest, schema: str) -> webob.Response:
         "tty": tty,
         "auto_remove": body.get("auto_remove"),
         "auto_heal": _bool(body, "auto_heal", False),
-        "privileged": (api_common.parse_bool(privileged, "privileged")
-                       if privileged is not None else False),
+        "privileged": (
+            api_common.parse_bool(privileged, "privileged") if privileged is not None else False
+        ),
         "healthcheck": _healthcheck(body.get("healthcheck")),
         "runtime": body.get("runtime"),
         "security_groups": security_groups,
@@ -322,12 +342,18 @@ def _create(req: ApiRequest, schema: str) -> webob.Response:
     }
     mounts = [{"type": "volume", **m} for m in body.get("mounts") or []]
     request = compute_api.CreateRequest(
-        values=values, run=run, requested_networks=requested_networks,
-        requested_volumes=mounts, requested_host=requested_host,
-        availability_zone=body.get("availability_zone"), hints=dict(body.get("hints") or {}))
+        values=values,
+        run=run,
+        requested_networks=requested_networks,
+        requested_volumes=mounts,
+        requested_host=requested_host,
+        availability_zone=body.get("availability_zone"),
+        hints=dict(body.get("hints") or {}),
+    )
     uuid = _api().create(ctx, request)
-    return accepted_with_location(_view(req, uuid),
-                                  api_common.location(req.host_url, COLLECTION, uuid))
+    return accepted_with_location(
+        _view(req, uuid), api_common.location(req.host_url, COLLECTION, uuid)
+    )
 
 
 @route("POST", "/v1/containers", "1.1", "1.19")
@@ -362,10 +388,12 @@ def post_on_container(req: ApiRequest, container_ident: str) -> webob.Response:
     req.require_json()
     raise exception.InvalidValue(
         message=f"POST is not served on a container ({container_ident}): create one with "
-                "POST /v1/containers, act on one with POST /v1/containers/<id>/<action>.")
+        "POST /v1/containers, act on one with POST /v1/containers/<id>/<action>."
+    )
 
 
 # --- update, rename, delete ----------------------------------------------------------------------
+
 
 def _resource_changes(params: dict[str, Any]) -> dict[str, Any]:
     changes: dict[str, Any] = {}
@@ -396,7 +424,8 @@ def rename_container(req: ApiRequest, container_ident: str) -> webob.Response:
     container = _lookup(req, container_ident, "container:rename")
     if params["name"] == container.name:
         raise exception.Conflict(
-            message="The new name for the container is the same as the old name.")
+            message="The new name for the container is the same as the old name."
+        )
     _api().rename(req.context, container, params["name"])
     return json_reply(_view(req, container.uuid))
 
@@ -424,6 +453,7 @@ def delete_container(req: ApiRequest, container_ident: str) -> webob.Response:
 
 
 # --- casts --------------------------------------------------------------------------------------
+
 
 @route("POST", ITEM + "/start")
 def start_container(req: ApiRequest, container_ident: str) -> webob.Response:
@@ -457,7 +487,8 @@ def rebuild_container(req: ApiRequest, container_ident: str) -> webob.Response:
     drivers = list(CONF.image_driver_list)
     if image_driver is not None and image_driver not in drivers:
         raise exception.ValidationError(
-            detail=f"Invalid image_driver {image_driver!r}: it must be one of {drivers}.")
+            detail=f"Invalid image_driver {image_driver!r}: it must be one of {drivers}."
+        )
     if (image_driver or container.image_driver) == consts.IMAGE_DRIVER_GLANCE:
         # As for a create: found with the user's token now, refused before the state changes.
         glance_client.for_request(req.context).find(image or container.image)
@@ -493,8 +524,9 @@ def resize_container(req: ApiRequest, container_ident: str) -> webob.Response:
     container = _lookup(req, container_ident, "container:resize_container")
     changes = _resource_changes(params)
     view = _view(req, container.uuid)  # the answer shows the values before the change
-    _api().resize_container(req.context, container, cpu=changes.get("cpu"),
-                            memory=changes.get("memory"))
+    _api().resize_container(
+        req.context, container, cpu=changes.get("cpu"), memory=changes.get("memory")
+    )
     return json_reply(view, 202)
 
 
@@ -502,13 +534,15 @@ def resize_container(req: ApiRequest, container_ident: str) -> webob.Response:
 def commit_container(req: ApiRequest, container_ident: str) -> webob.Response:
     params = _validate_merged_query(req, "containers.query_param_commit")
     container = _lookup(req, container_ident, "container:commit")
-    image_uuid = _api().commit(req.context, container, repository=params["repository"],
-                               tag=_opt(params.get("tag")))
+    image_uuid = _api().commit(
+        req.context, container, repository=params["repository"], tag=_opt(params.get("tag"))
+    )
     return json_reply({"uuid": image_uuid}, 202)
 
 
-def _security_group(req: ApiRequest, ident: str, schema: str, rule: str,
-                    state_key: str) -> tuple[models.Container, str]:
+def _security_group(
+    req: ApiRequest, ident: str, schema: str, rule: str, state_key: str
+) -> tuple[models.Container, str]:
     params = _validate_merged_body(req, schema)
     api_common.require_params(params, ["name"])
     container = _lookup(req, ident, rule)
@@ -518,14 +552,19 @@ def _security_group(req: ApiRequest, ident: str, schema: str, rule: str,
 
 @route("POST", ITEM + "/add_security_group", "1.1", "1.14")
 def add_security_group(req: ApiRequest, container_ident: str) -> webob.Response:
-    container, name = _security_group(req, container_ident, "containers.add_security_group",
-                                      "container:add_security_group", "add_security_group")
+    container, name = _security_group(
+        req,
+        container_ident,
+        "containers.add_security_group",
+        "container:add_security_group",
+        "add_security_group",
+    )
     if network_mode.kuryr_enabled():
         name = neutron_api.for_request(req.context).find_security_group(
-            name, req.context.project_id)
+            name, req.context.project_id
+        )
     if name in (container.security_groups or []):
-        raise exception.InvalidValue(
-            message=f"Security group {name} has been added to container.")
+        raise exception.InvalidValue(message=f"Security group {name} has been added to container.")
     if not network_mode.kuryr_enabled():
         # Security groups are Neutron's; the embedded (Docker bridge) networking has none.
         raise exception.SecurityGroupCannotBeApplied()
@@ -535,15 +574,19 @@ def add_security_group(req: ApiRequest, container_ident: str) -> webob.Response:
 
 @route("POST", ITEM + "/remove_security_group", "1.1", "1.14")
 def remove_security_group(req: ApiRequest, container_ident: str) -> webob.Response:
-    container, name = _security_group(req, container_ident, "containers.remove_security_group",
-                                      "container:remove_security_group",
-                                      "remove_security_group")
+    container, name = _security_group(
+        req,
+        container_ident,
+        "containers.remove_security_group",
+        "container:remove_security_group",
+        "remove_security_group",
+    )
     if network_mode.kuryr_enabled():
         name = neutron_api.for_request(req.context).find_security_group(
-            name, req.context.project_id)
+            name, req.context.project_id
+        )
     if name not in (container.security_groups or []):
-        raise exception.InvalidValue(
-            message=f"Security group {name} was not added to container.")
+        raise exception.InvalidValue(message=f"Security group {name} was not added to container.")
     if not network_mode.kuryr_enabled():
         raise exception.SecurityGroupCannotBeRemoved()
     _api().remove_security_group(req.context, container, name)
@@ -560,14 +603,22 @@ def network_detach(req: ApiRequest, container_ident: str) -> webob.Response:
         network = _neutron_detach_target(req, container, params)
     elif network is None:
         port = params["port"]
-        network = next((net for net, addrs in addresses.items()
-                        if any((a or {}).get("port") == port for a in addrs or [])), None)
+        network = next(
+            (
+                net
+                for net, addrs in addresses.items()
+                if any((a or {}).get("port") == port for a in addrs or [])
+            ),
+            None,
+        )
         if network is None:
             raise exception.Invalid(
-                message=f"Port {port} is not attached to container {container.uuid}.")
+                message=f"Port {port} is not attached to container {container.uuid}."
+            )
     elif network not in addresses:
         raise exception.Invalid(
-            message=f"Network {network} is not attached to container {container.uuid}.")
+            message=f"Network {network} is not attached to container {container.uuid}."
+        )
     _api().network_detach(req.context, container, network=network)
     return null_reply(202)
 
@@ -585,15 +636,16 @@ def network_attach(req: ApiRequest, container_ident: str) -> webob.Response:
     network = params["network"]
     if network in (container.addresses or {}):
         raise exception.Invalid(
-            message=f"Network {network} is already attached to container {container.uuid}.")
+            message=f"Network {network} is already attached to container {container.uuid}."
+        )
     _check_networks(req.context, container.project_id, [network])
-    _api().network_attach(req.context, container, network=network,
-                          fixed_ip=params.get("fixed_ip"))
+    _api().network_attach(req.context, container, network=network, fixed_ip=params.get("fixed_ip"))
     return null_reply(200)
 
 
-def _neutron_detach_target(req: ApiRequest, container: models.Container,
-                           params: dict[str, Any]) -> str:
+def _neutron_detach_target(
+    req: ApiRequest, container: models.Container, params: dict[str, Any]
+) -> str:
     """The Neutron network id to detach (kuryr), looked up with the user's token."""
     neutron = neutron_api.for_request(req.context)
     addresses = container.addresses or {}
@@ -602,19 +654,21 @@ def _neutron_detach_target(req: ApiRequest, container: models.Container,
         net_id = str(port["network_id"])
         if port["id"] not in {a.get("port") for a in addresses.get(net_id) or []}:
             raise exception.Invalid(
-                message=f"Port '{params['port']}' is not attached to container "
-                        f"'{container.uuid}'.")
+                message=f"Port '{params['port']}' is not attached to container '{container.uuid}'."
+            )
         return net_id
     net_id = str(neutron.get_network(str(params.get("network")))["id"])
     if net_id not in addresses:
         raise exception.Invalid(
             message=f"Network '{params.get('network')}' is not attached to container "
-                    f"'{container.uuid}'.")
+            f"'{container.uuid}'."
+        )
     return net_id
 
 
-def _neutron_attach(req: ApiRequest, container: models.Container,
-                    params: dict[str, Any]) -> webob.Response:
+def _neutron_attach(
+    req: ApiRequest, container: models.Container, params: dict[str, Any]
+) -> webob.Response:
     """network_attach with the kuryr driver: the request resolved in Neutron as at create."""
     neutron = neutron_api.for_request(req.context)
     nets = [{k: params[k] for k in ("network", "port", "fixed_ip") if params.get(k)}]
@@ -622,12 +676,20 @@ def _neutron_attach(req: ApiRequest, container: models.Container,
         api_common.require_params(params, ["network"])
     requested = neutron_requests.build(req.context, neutron, nets)[0]
     if requested["network"] in (container.addresses or {}):
-        what = (f"Cannot attach port '{params['port']}' to container '{container.uuid}' "
-                "because another port on the same network is already attached to this "
-                "container." if params.get("port") else
-                f"Network '{params.get('network')}' is already connected to container "
-                f"'{container.uuid}'.")
+        what = (
+            f"Cannot attach port '{params['port']}' to container '{container.uuid}' "
+            "because another port on the same network is already attached to this "
+            "container."
+            if params.get("port")
+            else f"Network '{params.get('network')}' is already connected to container "
+            f"'{container.uuid}'."
+        )
         raise exception.Invalid(message=what)
-    _api().network_attach(req.context, container, network=requested["network"],
-                          fixed_ip=requested["fixed_ip"] or None, requested_network=requested)
+    _api().network_attach(
+        req.context,
+        container,
+        network=requested["network"],
+        fixed_ip=requested["fixed_ip"] or None,
+        requested_network=requested,
+    )
     return null_reply(200)

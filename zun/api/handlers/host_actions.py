@@ -37,8 +37,10 @@ def evacuate_host(req: ApiRequest, host_ident: str) -> webob.Response:
     if unknown:
         raise exception.Invalid(message=f"Unknown field(s) in the body: {', '.join(unknown)}.")
     wanted = body.get("containers")
-    if wanted is not None and (not isinstance(wanted, list) or not all(
-            isinstance(u, str) and uuidutils.is_uuid_like(u) for u in wanted)):
+    if wanted is not None and (
+        not isinstance(wanted, list)
+        or not all(isinstance(u, str) and uuidutils.is_uuid_like(u) for u in wanted)
+    ):
         raise exception.Invalid(message="'containers' must be a list of container UUIDs.")
     host = _hostname(host_ident)
     outcomes = evacuation.evacuate(req.context, host, wanted or None)

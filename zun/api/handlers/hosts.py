@@ -25,11 +25,21 @@ def list_hosts(req: ApiRequest) -> webob.Response:
     policy.authorize(req.context, "host:get_all")
     page = common.page_params(req.query(), default_sort_key="hostname")
     with engine.transaction(readonly=True) as session:
-        nodes = paging.paginate(session, queries.select_nodes(), ComputeNode, page,
-                                not_found=_not_found, tiebreak="uuid")
+        nodes = paging.paginate(
+            session,
+            queries.select_nodes(),
+            ComputeNode,
+            page,
+            not_found=_not_found,
+            tiebreak="uuid",
+        )
     host_url = req.host_url
-    return json_reply({"hosts": [host_view(n, host_url) for n in nodes],
-                       "next": common.next_link(host_url, "hosts", page, nodes)})
+    return json_reply(
+        {
+            "hosts": [host_view(n, host_url) for n in nodes],
+            "next": common.next_link(host_url, "hosts", page, nodes),
+        }
+    )
 
 
 @route("GET", "/v1/hosts/{host_ident}", "1.4")

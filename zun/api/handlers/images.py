@@ -49,8 +49,12 @@ def list_images(req: ApiRequest) -> webob.Response:
     with engine.transaction(readonly=True) as session:
         rows = queries.list_page(session, req.context, page)
     host_url = req.host_url
-    return json_reply({"images": [image_view(r, host_url) for r in rows],
-                       "next": common.next_link(host_url, COLLECTION, page, rows)})
+    return json_reply(
+        {
+            "images": [image_view(r, host_url) for r in rows],
+            "next": common.next_link(host_url, COLLECTION, page, rows),
+        }
+    )
 
 
 def _host(ident: str) -> str:
@@ -82,18 +86,30 @@ def pull_image(req: ApiRequest) -> webob.Response:
         except exception.InvalidReference as exc:
             raise type(exc)(message=str(exc), code=400) from None
     with engine.transaction() as session:
-        row = queries.create(session, {"repo": repo, "tag": tag, "host": host,
-                                       "project_id": ctx.project_id, "user_id": ctx.user_id})
+        row = queries.create(
+            session,
+            {
+                "repo": repo,
+                "tag": tag,
+                "host": host,
+                "project_id": ctx.project_id,
+                "user_id": ctx.user_id,
+            },
+        )
     try:
         image_network_rpc.get_rpcapi().image_pull(
-            ctx, host, row.uuid or "",
-            image_driver=driver if driver == consts.IMAGE_DRIVER_GLANCE else None)
+            ctx,
+            host,
+            row.uuid or "",
+            image_driver=driver if driver == consts.IMAGE_DRIVER_GLANCE else None,
+        )
     except Exception:
         with engine.transaction() as session:
             queries.delete(session, row.uuid or "")
         raise
-    return accepted_with_location(image_view(row, req.host_url),
-                                  common.location(req.host_url, COLLECTION, row.uuid or ""))
+    return accepted_with_location(
+        image_view(row, req.host_url), common.location(req.host_url, COLLECTION, row.uuid or "")
+    )
 
 
 def _pull_driver(repo: str) -> str:
@@ -110,7 +126,8 @@ def _search_without_image(req: ApiRequest) -> webob.Response:
     query the image is just as missing, and the answer says where it goes."""
     validation.validate_query("images.query_param_search", req.query())
     raise exception.SchemaValidationError(
-        detail="The image to search for goes in the path: GET /v1/images/<image>/search.")
+        detail="The image to search for goes in the path: GET /v1/images/<image>/search."
+    )
 
 
 @route("GET", ITEM)

@@ -52,10 +52,17 @@ def create_network(req: ApiRequest) -> webob.Response:
                 raise exception.NetworkNotFound(network=net_id)
             return json_reply(network_view(recorded))
     with engine.transaction() as session:
-        row = queries.create(session, {
-            "name": params.get("name"), "neutron_net_id": net_id, "host": host,
-            "network_id": created.get("network_id"), "project_id": ctx.project_id,
-            "user_id": ctx.user_id})
+        row = queries.create(
+            session,
+            {
+                "name": params.get("name"),
+                "neutron_net_id": net_id,
+                "host": host,
+                "network_id": created.get("network_id"),
+                "project_id": ctx.project_id,
+                "user_id": ctx.user_id,
+            },
+        )
     return json_reply(network_view(row))
 
 

@@ -66,11 +66,11 @@ def list_registries(req: ApiRequest) -> webob.Response:
     common.check_unknown_params(params, LIST_PARAMS)
     with engine.transaction(readonly=True) as session:
         rows = queries.list_page(session, ctx, page, filters, wide)
-    hidden = None if policy.field_rules_depend_on_target("registry:get_one") \
-        else hidden_fields(ctx)
+    hidden = None if policy.field_rules_depend_on_target("registry:get_one") else hidden_fields(ctx)
     items = [registry_view(ctx, row, hidden=hidden) for row in rows]
-    return json_reply({"registries": items,
-                       "next": common.next_link(req.host_url, COLLECTION, page, rows)})
+    return json_reply(
+        {"registries": items, "next": common.next_link(req.host_url, COLLECTION, page, rows)}
+    )
 
 
 @route("POST", "/v1/registries")
@@ -83,8 +83,11 @@ def create_registry(req: ApiRequest) -> webob.Response:
     values.update(project_id=ctx.project_id, user_id=ctx.user_id)
     with engine.transaction() as session:
         row = queries.create(session, values)
-    return json_reply({"registry": registry_view(ctx, row, req.host_url)}, 201,
-                      [("Location", common.location(req.host_url, COLLECTION, row.uuid or ""))])
+    return json_reply(
+        {"registry": registry_view(ctx, row, req.host_url)},
+        201,
+        [("Location", common.location(req.host_url, COLLECTION, row.uuid or ""))],
+    )
 
 
 @route("GET", ITEM)

@@ -66,8 +66,9 @@ def enable_service(req: ApiRequest) -> webob.Response:
     """Enable a service (admin)."""
     params = _action_params(req, "services.query_param_enable", ("host", "binary"))
     policy.authorize(req.context, "zun-service:enable")
-    row = queries.update_service(params["host"], params["binary"],
-                                 {"disabled": False, "disabled_reason": None})
+    row = queries.update_service(
+        params["host"], params["binary"], {"disabled": False, "disabled_reason": None}
+    )
     return _service_answer(row, ("host", "binary", "disabled", "disabled_reason"))
 
 
@@ -77,8 +78,11 @@ def disable_service(req: ApiRequest) -> webob.Response:
     """Disable a service, with an optional reason (admin)."""
     params = _action_params(req, "services.query_param_disable", ("host", "binary"))
     policy.authorize(req.context, "zun-service:disable")
-    row = queries.update_service(params["host"], params["binary"], {
-        "disabled": True, "disabled_reason": params.get("disabled_reason")})
+    row = queries.update_service(
+        params["host"],
+        params["binary"],
+        {"disabled": True, "disabled_reason": params.get("disabled_reason")},
+    )
     return _service_answer(row, ("host", "binary", "disabled", "disabled_reason"))
 
 
@@ -86,10 +90,10 @@ def disable_service(req: ApiRequest) -> webob.Response:
 @openapi.describe(query="services.query_param_force_down")
 def force_down_service(req: ApiRequest) -> webob.Response:
     """Mark a service forced down, or clear it (admin)."""
-    params = _action_params(req, "services.query_param_force_down",
-                            ("host", "binary", "forced_down"))
+    params = _action_params(
+        req, "services.query_param_force_down", ("host", "binary", "forced_down")
+    )
     forced_down = common.parse_bool(params["forced_down"], "forced_down")
     policy.authorize(req.context, "zun-service:force_down")
-    row = queries.update_service(params["host"], params["binary"],
-                                 {"forced_down": forced_down})
+    row = queries.update_service(params["host"], params["binary"], {"forced_down": forced_down})
     return _service_answer(row, ("host", "binary", "forced_down"))

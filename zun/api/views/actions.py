@@ -32,9 +32,11 @@ def event_view(event: models.ContainerActionEvent, show_traceback: bool) -> dict
     }
 
 
-def action_with_events(action: models.ContainerAction,
-                       events: Iterable[models.ContainerActionEvent],
-                       show_traceback: bool) -> dict[str, Any]:
+def action_with_events(
+    action: models.ContainerAction,
+    events: Iterable[models.ContainerActionEvent],
+    show_traceback: bool,
+) -> dict[str, Any]:
     view = action_view(action)
     view["events"] = [event_view(e, show_traceback) for e in events]
     return view

@@ -26,18 +26,53 @@ FIELD_RULE_PREFIX = "capsule:get"
 COLLECTION = "capsules"
 
 KEYS: tuple[str, ...] = (
-    "uuid", "links", "name", "project_id", "user_id", "cpu", "memory", "status",
-    "status_reason", "labels", "addresses", "restart_policy", "annotations", "created_at",
-    "updated_at", "host", "containers", "init_containers",
+    "uuid",
+    "links",
+    "name",
+    "project_id",
+    "user_id",
+    "cpu",
+    "memory",
+    "status",
+    "status_reason",
+    "labels",
+    "addresses",
+    "restart_policy",
+    "annotations",
+    "created_at",
+    "updated_at",
+    "host",
+    "containers",
+    "init_containers",
 )
 LEGACY_KEYS: tuple[str, ...] = (
-    "uuid", "links", "volumes_info", "containers_uuids", "init_containers_uuids",
-    "capsule_version", "meta_name", "project_id", "user_id", "cpu", "memory", "status",
-    "status_reason", "meta_labels", "addresses", "restart_policy", "annotations", "created_at",
-    "updated_at", "host", "containers", "init_containers",
+    "uuid",
+    "links",
+    "volumes_info",
+    "containers_uuids",
+    "init_containers_uuids",
+    "capsule_version",
+    "meta_name",
+    "project_id",
+    "user_id",
+    "cpu",
+    "memory",
+    "status",
+    "status_reason",
+    "meta_labels",
+    "addresses",
+    "restart_policy",
+    "annotations",
+    "created_at",
+    "updated_at",
+    "host",
+    "containers",
+    "init_containers",
 )
 _PLACEHOLDERS: dict[str, Callable[[], Any]] = {
-    "volumes_info": dict, "containers_uuids": list, "init_containers_uuids": list,
+    "volumes_info": dict,
+    "containers_uuids": list,
+    "init_containers_uuids": list,
     "capsule_version": str,
 }
 
@@ -79,23 +114,28 @@ def _values(capsule: Any, host_url: str, legacy: bool) -> dict[str, Any]:
 class Renderer:
     """Turns capsule rows (ORM objects) and their member view rows into views."""
 
-    def __init__(self, context: RequestContext, host_url: str, legacy: bool,
-                 unhealthy: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        context: RequestContext,
+        host_url: str,
+        legacy: bool,
+        unhealthy: Mapping[str, str] | None = None,
+    ) -> None:
         """``unhealthy``: ``{host: reason}`` of the hosts that cannot vouch for their
         containers (:mod:`zun.compute.node_health`): their capsules and members read
         ``Unknown``, as plain containers do."""
         self.context = context
         unhealthy = unhealthy or {}
-        self._mark_capsule = node_health.overlay(lambda c: c.host, lambda c: c.status,
-                                                 unhealthy)
+        self._mark_capsule = node_health.overlay(lambda c: c.host, lambda c: c.status, unhealthy)
         self._mark_member = container_views.health_marker((), unhealthy)
         self.host_url = host_url
         self.legacy = legacy
         self.keys = LEGACY_KEYS if legacy else KEYS
         self.member = container_views.formatter(context)
         self._per_row = policy.field_rules_depend_on_target(FIELD_RULE_PREFIX)
-        self._hidden = (None if self._per_row else
-                        policy.hidden_fields(context, FIELD_RULE_PREFIX, self.keys))
+        self._hidden = (
+            None if self._per_row else policy.hidden_fields(context, FIELD_RULE_PREFIX, self.keys)
+        )
 
     def __call__(self, capsule: Any, member_rows: Sequence[Any]) -> dict[str, Any]:
         hidden = self._hidden
@@ -105,8 +145,14 @@ class Renderer:
         values = self._mark_capsule(capsule, _values(capsule, self.host_url, self.legacy))
         type_index = len(container_views.ROW_KEYS) + 1  # capsule_id, then container_type
         mark = self._mark_member
-        values["containers"] = [mark(r, self.member(r)) for r in member_rows
-                                if r[type_index] == consts.TYPE_CAPSULE_CONTAINER]
-        values["init_containers"] = [mark(r, self.member(r)) for r in member_rows
-                                     if r[type_index] == consts.TYPE_CAPSULE_INIT_CONTAINER]
+        values["containers"] = [
+            mark(r, self.member(r))
+            for r in member_rows
+            if r[type_index] == consts.TYPE_CAPSULE_CONTAINER
+        ]
+        values["init_containers"] = [
+            mark(r, self.member(r))
+            for r in member_rows
+            if r[type_index] == consts.TYPE_CAPSULE_INIT_CONTAINER
+        ]
         return {key: values[key] for key in self.keys if key not in hidden}

@@ -44,7 +44,10 @@ from zun.db.queries.containers import (
 # registry's uuid (``registry_uuid`` of a row), where Zun put it, after ``healthcheck``.
 _REGISTRY_AT = VIEW_COLUMNS.index("healthcheck") + 1
 VIEW_KEYS: tuple[str, ...] = (
-    *VIEW_COLUMNS[:_REGISTRY_AT], "registry_id", *VIEW_COLUMNS[_REGISTRY_AT:])
+    *VIEW_COLUMNS[:_REGISTRY_AT],
+    "registry_id",
+    *VIEW_COLUMNS[_REGISTRY_AT:],
+)
 
 FIELD_RULE_PREFIX = "container:get_one"
 

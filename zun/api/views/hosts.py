@@ -7,14 +7,28 @@ from typing import Any
 from zun.api import common
 from zun.db.models import ComputeNode
 
-FIELDS = ("hostname", "mem_total", "mem_used", "cpus", "cpu_used", "total_containers",
-          "architecture", "os_type", "os", "kernel_version", "labels", "disk_total",
-          "disk_used", "disk_quota_supported", "runtimes", "enable_cpu_pinning")
+FIELDS = (
+    "hostname",
+    "mem_total",
+    "mem_used",
+    "cpus",
+    "cpu_used",
+    "total_containers",
+    "architecture",
+    "os_type",
+    "os",
+    "kernel_version",
+    "labels",
+    "disk_total",
+    "disk_used",
+    "disk_quota_supported",
+    "runtimes",
+    "enable_cpu_pinning",
+)
 
 
 def host_view(node: ComputeNode, host_url: str) -> dict[str, Any]:
-    view: dict[str, Any] = {"uuid": node.uuid,
-                            "links": common.links(host_url, "hosts", node.uuid)}
+    view: dict[str, Any] = {"uuid": node.uuid, "links": common.links(host_url, "hosts", node.uuid)}
     for name in FIELDS:
         view[name] = getattr(node, name)
     view["labels"] = node.labels or {}

@@ -11,8 +11,10 @@ FIELDS = ("image_id", "repo", "tag", "size", "project_id", "host")
 
 
 def image_view(row: Image, host_url: str) -> dict[str, Any]:
-    view: dict[str, Any] = {"uuid": row.uuid,
-                            "links": common.links(host_url, "images", row.uuid or "")}
+    view: dict[str, Any] = {
+        "uuid": row.uuid,
+        "links": common.links(host_url, "images", row.uuid or ""),
+    }
     for name in FIELDS:
         view[name] = getattr(row, name)
     return view

@@ -22,5 +22,7 @@ def _in_use(resource: str, value: float) -> int | float:
 
 def usages_view(usages: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, Any]]:
     """``{"<res>": {"limit": n, "in_use": m}}``."""
-    return {res: {"limit": int(usages[res]["limit"]), "in_use": _in_use(res, usages[res]["in_use"])}
-            for res in quota.RESOURCES}
+    return {
+        res: {"limit": int(usages[res]["limit"]), "in_use": _in_use(res, usages[res]["in_use"])}
+        for res in quota.RESOURCES
+    }

@@ -17,8 +17,12 @@ FIELDS = ("uuid", "name", "domain", "username", "password", "project_id", "user_
 MASK = "***"
 
 
-def registry_view(context: RequestContext, row: Registry, host_url: str | None = None,
-                  hidden: frozenset[str] | None = None) -> dict[str, Any]:
+def registry_view(
+    context: RequestContext,
+    row: Registry,
+    host_url: str | None = None,
+    hidden: frozenset[str] | None = None,
+) -> dict[str, Any]:
     """One registry; ``host_url`` given: with its links (single-item answers only)."""
     if hidden is None:
         hidden = hidden_fields(context, row)

@@ -12,8 +12,9 @@ from zun.conf import CONF
 from zun.db.models import ZunService
 
 
-def is_up(service: ZunService, now: datetime.datetime | None = None,
-          down_time: int | None = None) -> bool:
+def is_up(
+    service: ZunService, now: datetime.datetime | None = None, down_time: int | None = None
+) -> bool:
     """Up when not forced down and its last heartbeat is within ``service_down_time``.
 
     The heartbeat is ``last_seen_up``, else ``updated_at``, else ``created_at``.

@@ -36,17 +36,25 @@ def _capsules() -> sa.Select[Any]:
     return sa.select(C).where(C.container_type == consts.TYPE_CAPSULE)
 
 
-def list_page(session: Session, context: RequestContext, *, all_projects: bool,
-              page: paging.Page) -> list[models.Container]:
+def list_page(
+    session: Session, context: RequestContext, *, all_projects: bool, page: paging.Page
+) -> list[models.Container]:
     stmt = paging.project_scope(_capsules(), C, context, all_projects)
     return paging.paginate(session, stmt, C, page, not_found=not_found)
 
 
 def get_by_ident(session: Session, context: RequestContext, ident: str) -> models.Container:
     """The capsule named or identified by ``ident`` that the caller may see (404/409)."""
-    return paging.get_by_ident(session, C, ident, context=context, not_found=not_found,
-                                   singular="container", plural="containers",
-                                   stmt=_capsules())
+    return paging.get_by_ident(
+        session,
+        C,
+        ident,
+        context=context,
+        not_found=not_found,
+        singular="container",
+        plural="containers",
+        stmt=_capsules(),
+    )
 
 
 def get_by_uuid(session: Session, uuid: str) -> models.Container | None:
@@ -55,11 +63,18 @@ def get_by_uuid(session: Session, uuid: str) -> models.Container | None:
 
 def _member_select() -> sa.Select[Any]:
     columns = [getattr(C, name) for name in container_q.VIEW_COLUMNS]
-    return (sa.select(*columns, C.id, models.Registry.uuid.label("registry_uuid"),
-                      C.capsule_id, C.container_type)
-            .select_from(C)
-            .outerjoin(models.Registry, models.Registry.id == C.registry_id)
-            .where(C.container_type.in_(MEMBER_TYPES)))
+    return (
+        sa.select(
+            *columns,
+            C.id,
+            models.Registry.uuid.label("registry_uuid"),
+            C.capsule_id,
+            C.container_type,
+        )
+        .select_from(C)
+        .outerjoin(models.Registry, models.Registry.id == C.registry_id)
+        .where(C.container_type.in_(MEMBER_TYPES))
+    )
 
 
 def member_view_rows(session: Session, capsule_ids: Iterable[int]) -> dict[int, list[Row[Any]]]:
@@ -76,13 +91,17 @@ def member_view_rows(session: Session, capsule_ids: Iterable[int]) -> dict[int, 
 
 def members(session: Session, capsule_id: int) -> list[models.Container]:
     """The member rows of a capsule: init containers first, each kind in creation order."""
-    stmt = (sa.select(C).where(C.capsule_id == capsule_id, C.container_type.in_(MEMBER_TYPES))
-            .order_by(sa.desc(C.container_type), C.id))
+    stmt = (
+        sa.select(C)
+        .where(C.capsule_id == capsule_id, C.container_type.in_(MEMBER_TYPES))
+        .order_by(sa.desc(C.container_type), C.id)
+    )
     return list(session.scalars(stmt))
 
 
-def insert(session: Session, capsule: Mapping[str, Any],
-           member_values: Sequence[Mapping[str, Any]]) -> models.Container:
+def insert(
+    session: Session, capsule: Mapping[str, Any], member_values: Sequence[Mapping[str, Any]]
+) -> models.Container:
     """The capsule row and its members, in the caller's transaction."""
     row = C(**capsule)
     session.add(row)
@@ -95,12 +114,18 @@ def insert(session: Session, capsule: Mapping[str, Any],
 
 def update_all(session: Session, capsule_id: int, values: Mapping[str, Any]) -> None:
     """The same values on the capsule and every member (host, error state)."""
-    session.execute(sa.update(C).where(sa.or_(C.id == capsule_id, C.capsule_id == capsule_id))
-                    .values(**values))
+    session.execute(
+        sa.update(C).where(sa.or_(C.id == capsule_id, C.capsule_id == capsule_id)).values(**values)
+    )
 
 
-def update_members(session: Session, capsule_id: int, values: Mapping[str, Any], *,
-                   statuses: Iterable[str] | None = None) -> None:
+def update_members(
+    session: Session,
+    capsule_id: int,
+    values: Mapping[str, Any],
+    *,
+    statuses: Iterable[str] | None = None,
+) -> None:
     stmt = sa.update(C).where(C.capsule_id == capsule_id)
     if statuses is not None:
         stmt = stmt.where(C.status.in_(list(statuses)))
@@ -114,9 +139,9 @@ def update_member(session: Session, uuid: str, values: Mapping[str, Any]) -> Non
 def set_task(session: Session, uuid: str, values: Mapping[str, Any]) -> int:
     """Unconditional update of the capsule row (delete claims it whatever runs: no state
     check, as in Zun)."""
-    return session.execute(sa.update(C).where(C.uuid == uuid,
-                                              C.container_type == consts.TYPE_CAPSULE)
-                           .values(**values)).rowcount
+    return session.execute(
+        sa.update(C).where(C.uuid == uuid, C.container_type == consts.TYPE_CAPSULE).values(**values)
+    ).rowcount
 
 
 def member_resources(session: Session, capsule_id: int) -> tuple[float, int]:
@@ -135,10 +160,10 @@ def member_resources(session: Session, capsule_id: int) -> tuple[float, int]:
 def destroy(session: Session, capsule: models.Container | Any) -> None:
     """The capsule's volume records, its members and itself (actions go by cascade)."""
     mapping = models.VolumeMapping
-    uuids = [capsule.uuid, *session.scalars(sa.select(C.uuid)
-                                            .where(C.capsule_id == capsule.id))]
-    volume_ids = list(session.scalars(sa.select(mapping.volume_id)
-                                      .where(mapping.container_uuid.in_(uuids))))
+    uuids = [capsule.uuid, *session.scalars(sa.select(C.uuid).where(C.capsule_id == capsule.id))]
+    volume_ids = list(
+        session.scalars(sa.select(mapping.volume_id).where(mapping.container_uuid.in_(uuids)))
+    )
     session.execute(sa.delete(mapping).where(mapping.container_uuid.in_(uuids)))
     if volume_ids:
         session.execute(sa.delete(models.Volume).where(models.Volume.id.in_(volume_ids)))

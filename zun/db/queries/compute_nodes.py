@@ -75,9 +75,14 @@ class NodeState:
 
 
 _INVENTORY_COLUMNS = (
-    "cpu_allocation_ratio", "ram_allocation_ratio", "disk_allocation_ratio",
-    "reserved_host_cpus", "reserved_host_memory_mb", "reserved_host_disk_mb",
-    "enable_cpu_pinning", "disk_quota_supported",
+    "cpu_allocation_ratio",
+    "ram_allocation_ratio",
+    "disk_allocation_ratio",
+    "reserved_host_cpus",
+    "reserved_host_memory_mb",
+    "reserved_host_disk_mb",
+    "enable_cpu_pinning",
+    "disk_quota_supported",
 )
 
 
@@ -144,8 +149,11 @@ def hostname_exists(session: Session, hostname: str) -> bool:
 
 # Built once: every show of a container asks this, and building a statement costs more than
 # running it.
-_SERVICE_UP = (sa.select(S.last_seen_up, S.updated_at, S.created_at, S.forced_down)
-               .where(S.host == sa.bindparam("host"), S.binary == COMPUTE_BINARY).limit(1))
+_SERVICE_UP = (
+    sa.select(S.last_seen_up, S.updated_at, S.created_at, S.forced_down)
+    .where(S.host == sa.bindparam("host"), S.binary == COMPUTE_BINARY)
+    .limit(1)
+)
 
 
 def has_compute_service(session: Session, host: str) -> bool:

@@ -222,9 +222,15 @@ def _find_view_stmt(by_uuid: bool, wide: bool) -> sa.Select[Any]:
 
 #: The host's compute service columns :func:`find_view_row_and_service` appends to a view
 #: row (labelled: the service has its own ``host``, ``created_at``, ``updated_at``).
-SERVICE_KEYS: tuple[str, ...] = ("svc_host", "svc_last_seen_up", "svc_updated_at",
-                                 "svc_created_at", "svc_forced_down", "svc_disabled",
-                                 "svc_disabled_reason")
+SERVICE_KEYS: tuple[str, ...] = (
+    "svc_host",
+    "svc_last_seen_up",
+    "svc_updated_at",
+    "svc_created_at",
+    "svc_forced_down",
+    "svc_disabled",
+    "svc_disabled_reason",
+)
 _FIND_VIEW_SERVICE: dict[tuple[bool, bool], DirectSelect] = {}
 
 
@@ -238,9 +244,11 @@ def _find_view_service(by_uuid: bool, wide: bool) -> DirectSelect:
         S = models.ZunService
         # (host, binary) is unique: the join adds no row, so "two rows" still means two
         # containers of that name.
-        stmt = _find_view_stmt(by_uuid, wide).outerjoin(
-            S, sa.and_(S.host == C.host, S.binary == compute_nodes.COMPUTE_BINARY)
-        ).add_columns(*(getattr(S, key[4:]).label(key) for key in SERVICE_KEYS))
+        stmt = (
+            _find_view_stmt(by_uuid, wide)
+            .outerjoin(S, sa.and_(S.host == C.host, S.binary == compute_nodes.COMPUTE_BINARY))
+            .add_columns(*(getattr(S, key[4:]).label(key) for key in SERVICE_KEYS))
+        )
         select = _FIND_VIEW_SERVICE[(by_uuid, wide)] = DirectSelect(stmt)
     return select
 
@@ -272,8 +280,11 @@ def find_view_row_and_service(
     row = rows[0]
     width = len(ROW_KEYS)
     service = tuple(row[width:])
-    return row, dict(zip(ROW_KEYS, row[:width], strict=True)), (
-        service if service[0] is not None else None)
+    return (
+        row,
+        dict(zip(ROW_KEYS, row[:width], strict=True)),
+        (service if service[0] is not None else None),
+    )
 
 
 def get_view_row(session: Session, uuid: str) -> Row[Any] | None:

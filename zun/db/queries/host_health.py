@@ -24,8 +24,17 @@ S = models.ZunService
 # Statuses whose truth lives in the host's engine: those read Unknown when the host is
 # unhealthy. Creating (moved by the node monitor), Deleting/Deleted (a forced delete needs no
 # host) and Error (a stored outcome) keep their stored value.
-ENGINE_STATUSES = frozenset({consts.CREATED, consts.RUNNING, consts.STOPPED, consts.PAUSED,
-                             consts.RESTARTING, consts.REBUILDING, consts.DEAD})
+ENGINE_STATUSES = frozenset(
+    {
+        consts.CREATED,
+        consts.RUNNING,
+        consts.STOPPED,
+        consts.PAUSED,
+        consts.RESTARTING,
+        consts.REBUILDING,
+        consts.DEAD,
+    }
+)
 
 
 def _now() -> datetime.datetime:
@@ -39,19 +48,25 @@ def unhealthy_condition(host: Any, now: datetime.datetime | None = None) -> Any:
     cutoff = (now or _now()) - datetime.timedelta(seconds=compute_nodes.service_down_time())
     seen = sa.func.coalesce(S.last_seen_up, S.updated_at, S.created_at)
     return sa.exists().where(
-        S.host == host, S.binary == compute_nodes.COMPUTE_BINARY,
-        sa.or_(S.forced_down.is_(True), seen.is_(None),
-               seen < sa.literal(cutoff, sa.DateTime()),
-               sa.and_(S.disabled.is_(True),
-                       S.disabled_reason.like(AUTO_PREFIX.strip() + "%"))))
+        S.host == host,
+        S.binary == compute_nodes.COMPUTE_BINARY,
+        sa.or_(
+            S.forced_down.is_(True),
+            seen.is_(None),
+            seen < sa.literal(cutoff, sa.DateTime()),
+            sa.and_(S.disabled.is_(True), S.disabled_reason.like(AUTO_PREFIX.strip() + "%")),
+        ),
+    )
 
 
 def status_condition(status_col: Any, host_col: Any, status: str) -> Any:
     """SQL: the status a read shows is ``status``, ``Unknown`` derived as a read derives it."""
     engine_statuses = sorted(ENGINE_STATUSES)
     if status == consts.UNKNOWN:
-        return sa.or_(status_col == status,
-                      sa.and_(status_col.in_(engine_statuses), unhealthy_condition(host_col)))
+        return sa.or_(
+            status_col == status,
+            sa.and_(status_col.in_(engine_statuses), unhealthy_condition(host_col)),
+        )
     if status in ENGINE_STATUSES:
         return sa.and_(status_col == status, ~unhealthy_condition(host_col))
     return status_col == status

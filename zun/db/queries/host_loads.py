@@ -14,14 +14,20 @@ from zun.db import models
 
 C = models.Container
 
-_COUNTED_TYPES = (consts.TYPE_CONTAINER, consts.TYPE_CAPSULE_CONTAINER,
-                  consts.TYPE_CAPSULE_INIT_CONTAINER)
+_COUNTED_TYPES = (
+    consts.TYPE_CONTAINER,
+    consts.TYPE_CAPSULE_CONTAINER,
+    consts.TYPE_CAPSULE_INIT_CONTAINER,
+)
 
 
 def container_counts(session: Session, project_id: str | None) -> dict[str, tuple[int, int]]:
     """``{host: (containers, containers of project_id)}`` for every host holding any."""
-    of_project = sa.func.sum(sa.case((C.project_id == project_id, 1), else_=0)) \
-        if project_id is not None else sa.literal(0)
+    of_project = (
+        sa.func.sum(sa.case((C.project_id == project_id, 1), else_=0))
+        if project_id is not None
+        else sa.literal(0)
+    )
     stmt = (
         sa.select(C.host, sa.func.count(), of_project)
         .where(C.host.is_not(None))

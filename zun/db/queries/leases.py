@@ -29,11 +29,22 @@ def hold(name: str, holder: str, seconds: float) -> bool:
     now = _now()
     until = now + datetime.timedelta(seconds=seconds)
     with engine.transaction() as session:
-        won = session.execute(
-            sa.update(L).where(L.name == name,
-                               sa.or_(L.holder == holder, L.holder.is_(None),
-                                      L.expires_at.is_(None), L.expires_at < now))
-            .values(holder=holder, expires_at=until)).rowcount == 1
+        won = (
+            session.execute(
+                sa.update(L)
+                .where(
+                    L.name == name,
+                    sa.or_(
+                        L.holder == holder,
+                        L.holder.is_(None),
+                        L.expires_at.is_(None),
+                        L.expires_at < now,
+                    ),
+                )
+                .values(holder=holder, expires_at=until)
+            ).rowcount
+            == 1
+        )
         if won:
             return True
         exists = session.execute(sa.select(L.name).where(L.name == name)).first()
@@ -50,8 +61,14 @@ def hold(name: str, holder: str, seconds: float) -> bool:
 def release(name: str, holder: str) -> bool:
     """Give ``name`` up if ``holder`` holds it (another process may take it at once)."""
     with engine.transaction() as session:
-        return session.execute(sa.update(L).where(L.name == name, L.holder == holder)
-                               .values(holder=None, expires_at=None)).rowcount == 1
+        return (
+            session.execute(
+                sa.update(L)
+                .where(L.name == name, L.holder == holder)
+                .values(holder=None, expires_at=None)
+            ).rowcount
+            == 1
+        )
 
 
 def holder_of(name: str) -> tuple[str | None, datetime.datetime | None]:

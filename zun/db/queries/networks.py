@@ -46,8 +46,9 @@ def create(session: Session, values: Mapping[str, Any]) -> models.Network:
     try:
         session.flush()
     except db_exc.DBDuplicateEntry:
-        raise exception.NetworkAlreadyExists(field="neutron_net_id",
-                                             value=row.neutron_net_id) from None
+        raise exception.NetworkAlreadyExists(
+            field="neutron_net_id", value=row.neutron_net_id
+        ) from None
     return row
 
 

@@ -26,13 +26,26 @@ N = models.ComputeNode
 
 #: Columns the periodic sync and the recovery read for each row of the host.
 SYNC_COLUMNS: tuple[str, ...] = (
-    "id", "uuid", "status", "status_reason", "status_detail", "task_state", "auto_remove",
-    "auto_heal", "container_id", "project_id", "image", "image_driver",
+    "id",
+    "uuid",
+    "status",
+    "status_reason",
+    "status_detail",
+    "task_state",
+    "auto_remove",
+    "auto_heal",
+    "container_id",
+    "project_id",
+    "image",
+    "image_driver",
 )
 
 # Rows that hold resources on their host: everything but a capsule's own row.
-_CLAIMING_TYPES = (consts.TYPE_CONTAINER, consts.TYPE_CAPSULE_CONTAINER,
-                   consts.TYPE_CAPSULE_INIT_CONTAINER)
+_CLAIMING_TYPES = (
+    consts.TYPE_CONTAINER,
+    consts.TYPE_CAPSULE_CONTAINER,
+    consts.TYPE_CAPSULE_INIT_CONTAINER,
+)
 
 
 def _now() -> datetime.datetime:
@@ -41,15 +54,16 @@ def _now() -> datetime.datetime:
 
 # --- containers -----------------------------------------------------------------------------
 
+
 def get_container(session: Session, uuid: str) -> models.Container | None:
     return session.scalars(sa.select(C).where(C.uuid == uuid)).first()
 
 
-def host_rows(session: Session, host: str,
-              columns: Sequence[str] = SYNC_COLUMNS) -> list[Row[Any]]:
+def host_rows(session: Session, host: str, columns: Sequence[str] = SYNC_COLUMNS) -> list[Row[Any]]:
     """The given columns of every container row of ``host`` (one indexed query)."""
-    return list(session.execute(
-        sa.select(*[getattr(C, name) for name in columns]).where(C.host == host)))
+    return list(
+        session.execute(sa.select(*[getattr(C, name) for name in columns]).where(C.host == host))
+    )
 
 
 def existing_uuids(session: Session, uuids: Iterable[str], host: str | None = None) -> set[str]:
@@ -71,21 +85,44 @@ def destroy_with_volume_records(session: Session, uuid: str) -> bool:
 
 # --- container actions ---------------------------------------------------------------------------
 
-def record_event(session: Session, container_uuid: str, request_id: str, event: str,
-                 start_time: datetime.datetime, result: str,
-                 traceback: str | None = None) -> None:
+
+def record_event(
+    session: Session,
+    container_uuid: str,
+    request_id: str,
+    event: str,
+    start_time: datetime.datetime,
+    result: str,
+    traceback: str | None = None,
+) -> None:
     """A whole event (started and finished) of the request's action, and the action
     finished with it: two statements, nothing read back (the create's fast path)."""
     A, E = models.ContainerAction, models.ContainerActionEvent
     now = _now()
     mine = sa.and_(A.container_uuid == container_uuid, A.request_id == request_id)
     newest = sa.select(sa.func.max(A.id)).where(mine).scalar_subquery()
-    session.execute(sa.insert(E).from_select(
-        ["event", "action_id", "start_time", "finish_time", "result", "traceback",
-         "created_at"],
-        sa.select(sa.literal(event), A.id, sa.literal(start_time), sa.literal(now),
-                  sa.literal(result), sa.literal(traceback, sa.Text), sa.literal(now))
-        .where(A.id == newest)))
+    session.execute(
+        sa.insert(E).from_select(
+            [
+                "event",
+                "action_id",
+                "start_time",
+                "finish_time",
+                "result",
+                "traceback",
+                "created_at",
+            ],
+            sa.select(
+                sa.literal(event),
+                A.id,
+                sa.literal(start_time),
+                sa.literal(now),
+                sa.literal(result),
+                sa.literal(traceback, sa.Text),
+                sa.literal(now),
+            ).where(A.id == newest),
+        )
+    )
     values: dict[str, Any] = {"finish_time": now}
     if result == "Error":
         values["message"] = "Error"
@@ -93,6 +130,7 @@ def record_event(session: Session, container_uuid: str, request_id: str, event: 
 
 
 # --- compute node -----------------------------------------------------------------------------
+
 
 def upsert_compute_node(session: Session, hostname: str, values: Mapping[str, Any]) -> str:
     """Create or update the node's row (capacity and facts only); returns its UUID.
@@ -118,36 +156,64 @@ def recompute_usage(session: Session, hostname: str) -> None:
     """
     mine = sa.and_(C.host == hostname, C.container_type.in_(_CLAIMING_TYPES))
     cpu = sa.select(sa.func.coalesce(sa.func.sum(C.cpu), 0.0)).where(mine).scalar_subquery()
-    mem = sa.select(sa.func.coalesce(sa.func.sum(sa.cast(C.memory, sa.Integer)), 0)) \
-        .where(mine).scalar_subquery()
+    mem = (
+        sa.select(sa.func.coalesce(sa.func.sum(sa.cast(C.memory, sa.Integer)), 0))
+        .where(mine)
+        .scalar_subquery()
+    )
     disk = sa.select(sa.func.coalesce(sa.func.sum(C.disk), 0)).where(mine).scalar_subquery()
-    session.execute(sa.update(N).where(N.hostname == hostname)
-                    .values(cpu_used=cpu, mem_used=mem, disk_used=disk))
+    session.execute(
+        sa.update(N)
+        .where(N.hostname == hostname)
+        .values(cpu_used=cpu, mem_used=mem, disk_used=disk)
+    )
 
 
 # --- registry, images ---------------------------------------------------------------------------
+
 
 def get_registry(session: Session, registry_id: int) -> models.Registry | None:
     return session.get(models.Registry, registry_id)
 
 
-def record_image(session: Session, *, repo: str, tag: str | None, host: str, image_id: str,
-                 size: Any, project_id: str | None, user_id: str | None) -> None:
+def record_image(
+    session: Session,
+    *,
+    repo: str,
+    tag: str | None,
+    host: str,
+    image_id: str,
+    size: Any,
+    project_id: str | None,
+    user_id: str | None,
+) -> None:
     """The ``image`` row of (repo, tag, host): created on first pull, refreshed after."""
     image = models.Image
     values = {"image_id": image_id, "size": None if size is None else str(size)}
     changed = session.execute(
-        sa.update(image).where(image.repo == repo, image.tag == tag, image.host == host)
-        .values(**values)).rowcount
+        sa.update(image)
+        .where(image.repo == repo, image.tag == tag, image.host == host)
+        .values(**values)
+    ).rowcount
     if not changed:
-        session.add(image(uuid=str(uuidlib.uuid4()), repo=repo, tag=tag, host=host,
-                          project_id=project_id, user_id=user_id, **values))
+        session.add(
+            image(
+                uuid=str(uuidlib.uuid4()),
+                repo=repo,
+                tag=tag,
+                host=host,
+                project_id=project_id,
+                user_id=user_id,
+                **values,
+            )
+        )
         session.flush()
 
 
 def update_image_by_uuid(session: Session, image_uuid: str, values: Mapping[str, Any]) -> int:
-    return session.execute(sa.update(models.Image).where(models.Image.uuid == image_uuid)
-                           .values(**values)).rowcount
+    return session.execute(
+        sa.update(models.Image).where(models.Image.uuid == image_uuid).values(**values)
+    ).rowcount
 
 
 def delete_image_by_uuid(session: Session, image_uuid: str) -> None:
@@ -155,6 +221,7 @@ def delete_image_by_uuid(session: Session, image_uuid: str) -> None:
 
 
 # --- volumes ----------------------------------------------------------------------------------
+
 
 def save_volume_records(session: Session, records: Iterable[Mapping[str, Any]]) -> None:
     """Store :func:`zun.volume.local.prepare_mounts` records as volume + mapping rows."""
@@ -168,27 +235,33 @@ def save_volume_records(session: Session, records: Iterable[Mapping[str, Any]]) 
 
 def volume_records(session: Session, container_uuid: str) -> list[dict[str, Any]]:
     """``[{"volume": {...}, "volume_mapping": {...}}]`` of a container (one joined query)."""
-    stmt = (sa.select(models.Volume, models.VolumeMapping)
-            .join(models.VolumeMapping, models.VolumeMapping.volume_id == models.Volume.id)
-            .where(models.VolumeMapping.container_uuid == container_uuid)
-            .order_by(models.VolumeMapping.id))
-    return [{"volume": vol.as_dict(), "volume_mapping": mapping.as_dict()}
-            for vol, mapping in session.execute(stmt)]
+    stmt = (
+        sa.select(models.Volume, models.VolumeMapping)
+        .join(models.VolumeMapping, models.VolumeMapping.volume_id == models.Volume.id)
+        .where(models.VolumeMapping.container_uuid == container_uuid)
+        .order_by(models.VolumeMapping.id)
+    )
+    return [
+        {"volume": vol.as_dict(), "volume_mapping": mapping.as_dict()}
+        for vol, mapping in session.execute(stmt)
+    ]
 
 
-def delete_volume_records(session: Session, container_uuid: str,
-                          host: str | None = None) -> None:
+def delete_volume_records(session: Session, container_uuid: str, host: str | None = None) -> None:
     """The volume records of a container; with ``host``, only its volumes on that host."""
     found = sa.select(models.VolumeMapping.volume_id).where(
-        models.VolumeMapping.container_uuid == container_uuid)
+        models.VolumeMapping.container_uuid == container_uuid
+    )
     if host is not None:
-        found = found.join(models.Volume, models.Volume.id == models.VolumeMapping.volume_id) \
-            .where(models.Volume.host == host)
+        found = found.join(models.Volume, models.Volume.id == models.VolumeMapping.volume_id).where(
+            models.Volume.host == host
+        )
     ids = list(session.scalars(found))
     if host is not None and not ids:
         return
     mappings = sa.delete(models.VolumeMapping).where(
-        models.VolumeMapping.container_uuid == container_uuid)
+        models.VolumeMapping.container_uuid == container_uuid
+    )
     if host is not None:
         mappings = mappings.where(models.VolumeMapping.volume_id.in_(ids))
     session.execute(mappings)
@@ -197,6 +270,7 @@ def delete_volume_records(session: Session, container_uuid: str,
 
 
 # --- time ---------------------------------------------------------------------------------------
+
 
 def now() -> datetime.datetime:
     """Naive UTC, as every datetime column of the schema."""

@@ -38,6 +38,7 @@ _NAMED_LOCK_TIMEOUT = 30
 
 # --- limits -------------------------------------------------------------------------------
 
+
 def _newest_wins(rows: Iterable[Any]) -> dict[str, int | None]:
     limits: dict[str, int | None] = {}
     for resource, hard_limit in rows:  # ordered by id: later rows overwrite earlier ones
@@ -57,16 +58,19 @@ def class_limits(session: Session, class_name: str) -> dict[str, int | None]:
     return _newest_wins(session.execute(stmt.order_by(QC.c.id)))
 
 
-def _upsert(session: Session, table: sa.Table, key: Mapping[str, Any], resource: str,
-            hard_limit: int) -> None:
+def _upsert(
+    session: Session, table: sa.Table, key: Mapping[str, Any], resource: str, hard_limit: int
+) -> None:
     where = [table.c[name] == value for name, value in key.items()]
     where.append(table.c.resource == resource)
     now = timeutils.utcnow()
     updated = session.execute(
-        sa.update(table).where(*where).values(hard_limit=hard_limit, updated_at=now)).rowcount
+        sa.update(table).where(*where).values(hard_limit=hard_limit, updated_at=now)
+    ).rowcount
     if not updated:
-        session.execute(sa.insert(table).values(**key, resource=resource,
-                                                hard_limit=hard_limit, created_at=now))
+        session.execute(
+            sa.insert(table).values(**key, resource=resource, hard_limit=hard_limit, created_at=now)
+        )
 
 
 def set_project_limits(session: Session, project_id: str, limits: Mapping[str, int]) -> None:
@@ -85,6 +89,7 @@ def delete_project_limits(session: Session, project_id: str) -> int:
 
 # --- usage --------------------------------------------------------------------------------
 
+
 def _memory_mb(value: Any) -> int:
     # Stored as a string of MiB ("512"); Zun's older rows may carry a unit suffix.
     if value in (None, ""):
@@ -102,9 +107,11 @@ def project_usage(session: Session, project_id: str, *, locking: bool = False) -
     see the latest committed rows even when the transaction's snapshot is older (InnoDB's
     repeatable read); PostgreSQL (read committed) and SQLite (single writer) see them anyway.
     """
-    stmt = (sa.select(C.cpu, C.memory, C.disk)
-            .where(C.project_id == project_id)
-            .where(sa.or_(C.container_type == 0, C.container_type.is_(None))))
+    stmt = (
+        sa.select(C.cpu, C.memory, C.disk)
+        .where(C.project_id == project_id)
+        .where(sa.or_(C.container_type == 0, C.container_type.is_(None)))
+    )
     if locking and session.get_bind().dialect.name == "mysql":
         stmt = stmt.with_for_update(read=True)
     containers, cpu, memory, disk = 0, 0.0, 0, 0
@@ -118,10 +125,13 @@ def project_usage(session: Session, project_id: str, *, locking: bool = False) -
 
 # --- the per-project lock row -------------------------------------------------------------
 
+
 def _lock_rows_stmt(project_id: str) -> sa.Select[Any]:
-    return (sa.select(QU.c.id)
-            .where(QU.c.project_id == project_id, QU.c.resource == LOCK_RESOURCE)
-            .order_by(QU.c.id))
+    return (
+        sa.select(QU.c.id)
+        .where(QU.c.project_id == project_id, QU.c.resource == LOCK_RESOURCE)
+        .order_by(QU.c.id)
+    )
 
 
 def lock_project(session: Session, project_id: str) -> None:
@@ -147,9 +157,16 @@ def lock_project(session: Session, project_id: str) -> None:
 
 def _insert_lock_row(conn: Connection, project_id: str) -> None:
     next_id = conn.execute(sa.select(sa.func.coalesce(sa.func.max(QU.c.id), 0) + 1)).scalar_one()
-    conn.execute(sa.insert(QU).values(id=next_id, project_id=project_id,
-                                      resource=LOCK_RESOURCE, in_use=0, reserved=0,
-                                      created_at=timeutils.utcnow()))
+    conn.execute(
+        sa.insert(QU).values(
+            id=next_id,
+            project_id=project_id,
+            resource=LOCK_RESOURCE,
+            in_use=0,
+            reserved=0,
+            created_at=timeutils.utcnow(),
+        )
+    )
 
 
 def create_lock_row(bind: Any, project_id: str) -> None:
@@ -162,12 +179,14 @@ def create_lock_row(bind: Any, project_id: str) -> None:
     dialect = engine.dialect.name
     with engine.connect() as conn:
         if dialect == "mysql":
-            got = conn.execute(sa.text("SELECT GET_LOCK(:n, :t)"),
-                               {"n": _CREATE_LOCK, "t": _NAMED_LOCK_TIMEOUT}).scalar()
+            got = conn.execute(
+                sa.text("SELECT GET_LOCK(:n, :t)"), {"n": _CREATE_LOCK, "t": _NAMED_LOCK_TIMEOUT}
+            ).scalar()
             conn.commit()
             if got != 1:
                 raise exception.ZunException(
-                    message="Timed out waiting to create a quota lock row.")
+                    message="Timed out waiting to create a quota lock row."
+                )
             try:
                 _create_if_missing(conn, project_id)
             finally:
@@ -175,8 +194,9 @@ def create_lock_row(bind: Any, project_id: str) -> None:
                 conn.commit()
         else:
             if dialect == "postgresql":
-                key = int.from_bytes(hashlib.sha1(_CREATE_LOCK.encode()).digest()[:8], "big",
-                                     signed=True)
+                key = int.from_bytes(
+                    hashlib.sha1(_CREATE_LOCK.encode()).digest()[:8], "big", signed=True
+                )
                 conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
             _create_if_missing(conn, project_id)
 

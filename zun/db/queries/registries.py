@@ -26,8 +26,13 @@ def not_found(ident: str) -> exception.RegistryNotFound:
     return exception.RegistryNotFound(registry=ident)
 
 
-def list_page(session: Session, context: RequestContext, page: paging.Page,
-              filters: Mapping[str, Any], all_projects: bool) -> list[models.Registry]:
+def list_page(
+    session: Session,
+    context: RequestContext,
+    page: paging.Page,
+    filters: Mapping[str, Any],
+    all_projects: bool,
+) -> list[models.Registry]:
     stmt = paging.project_scope(sa.select(R), R, context, all_projects)
     for name, value in filters.items():
         stmt = stmt.where(getattr(R, name) == value)
@@ -36,8 +41,15 @@ def list_page(session: Session, context: RequestContext, page: paging.Page,
 
 def get_by_ident(session: Session, context: RequestContext, ident: str) -> models.Registry:
     """By UUID or name, in the caller's project (admins: every project); 404 / 409."""
-    return paging.get_by_ident(session, R, ident, context=context, not_found=not_found,
-                               singular="registry", plural="registries")
+    return paging.get_by_ident(
+        session,
+        R,
+        ident,
+        context=context,
+        not_found=not_found,
+        singular="registry",
+        plural="registries",
+    )
 
 
 def _encrypted(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -76,20 +88,28 @@ def delete(session: Session, uuid: str) -> None:
         raise not_found(uuid)
     if in_use(session, row_id):
         raise exception.Conflict(
-            message=f"Registry {uuid} is used by containers and cannot be deleted.")
+            message=f"Registry {uuid} is used by containers and cannot be deleted."
+        )
     try:
         deleted = session.execute(sa.delete(R).where(R.uuid == uuid)).rowcount
         session.flush()
     except db_exc.DBReferenceError:
         raise exception.Conflict(
-            message=f"Registry {uuid} is used by containers and cannot be deleted.") from None
+            message=f"Registry {uuid} is used by containers and cannot be deleted."
+        ) from None
     if not deleted:
         raise not_found(uuid)
 
 
 def in_use(session: Session, registry_id: int) -> bool:
-    return session.scalar(sa.select(sa.func.count()).select_from(models.Container)
-                          .where(models.Container.registry_id == registry_id)) > 0
+    return (
+        session.scalar(
+            sa.select(sa.func.count())
+            .select_from(models.Container)
+            .where(models.Container.registry_id == registry_id)
+        )
+        > 0
+    )
 
 
 def decrypted_password(row: models.Registry) -> str | None:
@@ -97,16 +117,22 @@ def decrypted_password(row: models.Registry) -> str | None:
     return crypt.decrypt(row.password) if row.password else None
 
 
-def find_for_domain(session: Session, project_id: str | None,
-                    domain: str) -> models.Registry | None:
+def find_for_domain(
+    session: Session, project_id: str | None, domain: str
+) -> models.Registry | None:
     """The project's newest registry for ``domain`` (credentials for a pull from it)."""
-    stmt = (sa.select(R).where(R.domain == domain, R.project_id == project_id)
-            .order_by(R.id.desc()).limit(1))
+    stmt = (
+        sa.select(R)
+        .where(R.domain == domain, R.project_id == project_id)
+        .order_by(R.id.desc())
+        .limit(1)
+    )
     return session.scalars(stmt).first()
 
 
-def reencrypt_passwords(session: Session, old_keys: list[str],
-                        new_key: str | None = None) -> tuple[int, list[str]]:
+def reencrypt_passwords(
+    session: Session, old_keys: list[str], new_key: str | None = None
+) -> tuple[int, list[str]]:
     """Rewrite every registry password under ``new_key`` (default: the configured key).
 
     Tokens that ``old_keys`` or Zun's public default key open are re-encrypted; those already

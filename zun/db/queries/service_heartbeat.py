@@ -34,15 +34,27 @@ def _engine_state(host: str, binary: str, engine_error: str | None) -> sa.Update
     mine = sa.and_(S.host == host, S.binary == binary)
     automatic = S.disabled_reason.like(AUTO_PREFIX.strip() + "%")
     if engine_error is None:
-        return (sa.update(S).where(mine, S.disabled.is_(True), automatic)
-                .values(disabled=False, disabled_reason=None))
-    return (sa.update(S).where(mine, sa.or_(S.disabled.is_not(True), automatic))
-            .values(disabled=True, disabled_reason=engine_down_reason(engine_error)))
+        return (
+            sa.update(S)
+            .where(mine, S.disabled.is_(True), automatic)
+            .values(disabled=False, disabled_reason=None)
+        )
+    return (
+        sa.update(S)
+        .where(mine, sa.or_(S.disabled.is_not(True), automatic))
+        .values(disabled=True, disabled_reason=engine_down_reason(engine_error))
+    )
 
 
 @engine.retry_on_deadlock
-def report_up(host: str, binary: str, availability_zone: str | None = None, *,
-              engine_checked: bool = False, engine_error: str | None = None) -> None:
+def report_up(
+    host: str,
+    binary: str,
+    availability_zone: str | None = None,
+    *,
+    engine_checked: bool = False,
+    engine_error: str | None = None,
+) -> None:
     """Record that ``binary`` on ``host`` is alive now (one UPDATE, an INSERT the first time).
 
     With ``engine_checked``, also record the engine's health: ``engine_error`` None enables
@@ -53,9 +65,7 @@ def report_up(host: str, binary: str, availability_zone: str | None = None, *,
         changed = session.execute(
             sa.update(S)
             .where(S.host == host, S.binary == binary)
-            .values(
-                last_seen_up=now, updated_at=now, report_count=S.report_count + 1
-            )
+            .values(last_seen_up=now, updated_at=now, report_count=S.report_count + 1)
         ).rowcount
         if changed and engine_checked:
             session.execute(_engine_state(host, binary, engine_error))
@@ -69,8 +79,9 @@ def report_up(host: str, binary: str, availability_zone: str | None = None, *,
                     binary=binary,
                     report_count=1,
                     disabled=engine_error is not None,
-                    disabled_reason=(engine_down_reason(engine_error)
-                                     if engine_error is not None else None),
+                    disabled_reason=(
+                        engine_down_reason(engine_error) if engine_error is not None else None
+                    ),
                     forced_down=False,
                     last_seen_up=now,
                     availability_zone=availability_zone,

@@ -23,7 +23,6 @@ from zun.conf import CONF
 LOG = logging.getLogger(__name__)
 
 
-
 def make_client(api_url: str | None = None, timeout: int | None = None) -> docker.APIClient:
     """A low-level client for ``[docker]/api_url`` with the API version negotiated.
 
@@ -38,9 +37,11 @@ def make_client(api_url: str | None = None, timeout: int | None = None) -> docke
     if url.startswith(("tcp://", "https://")) and cert_file and key_file:
         insecure = bool(CONF.docker.api_insecure)
         ca_file = CONF.docker.ca_file
-        tls = docker.tls.TLSConfig(client_cert=(cert_file, key_file),
-                                   ca_cert=None if insecure else ca_file,
-                                   verify=False if insecure else (ca_file or True))
+        tls = docker.tls.TLSConfig(
+            client_cert=(cert_file, key_file),
+            ca_cert=None if insecure else ca_file,
+            verify=False if insecure else (ca_file or True),
+        )
     with translate_errors():
         return docker.APIClient(base_url=url, version="auto", timeout=timeout, tls=tls)
 
@@ -75,8 +76,9 @@ def to_zun_exception(exc: Exception) -> exception.ZunException:
     if isinstance(exc, requests.exceptions.Timeout):
         return exception.DockerError(error_msg=f"the engine did not answer in time ({exc})")
     if isinstance(exc, requests.exceptions.ConnectionError) or (
-            isinstance(exc, docker.errors.DockerException)
-            and "Error while fetching server API version" in str(exc)):
+        isinstance(exc, docker.errors.DockerException)
+        and "Error while fetching server API version" in str(exc)
+    ):
         return _unavailable("the engine refused the connection or its socket is missing")
     return exception.DockerError(error_msg=str(exc))
 
@@ -87,8 +89,9 @@ def refused_by_engine(exc: exception.ZunException, *markers: str) -> exception.Z
     extract, a path too long) as its own errors."""
     text = str(exc)
     if getattr(exc, "code", None) == 500 and any(m in text for m in markers):
-        return exception.DockerError(error_msg=text.removeprefix("Docker internal error: ")
-                                     .rstrip("."), code=400)
+        return exception.DockerError(
+            error_msg=text.removeprefix("Docker internal error: ").rstrip("."), code=400
+        )
     return exc
 
 

@@ -117,8 +117,12 @@ def _decode(data: bytes | str | None) -> str:
 class DockerDriver:
     """Drive the node's Docker engine for Zun containers."""
 
-    def __init__(self, client: docker.APIClient | None = None, api_url: str | None = None,
-                 timeout: int | None = None) -> None:
+    def __init__(
+        self,
+        client: docker.APIClient | None = None,
+        api_url: str | None = None,
+        timeout: int | None = None,
+    ) -> None:
         self._api_url = api_url
         self._timeout = timeout
         self._client = client
@@ -156,11 +160,15 @@ class DockerDriver:
 
     # -- lifecycle --------------------------------------------------------------------------
 
-    def create(self, container: ContainerRecord, image_ref: str,
-               networking: dict[str, Any] | None = None,
-               binds: list[str] | dict[str, Any] | None = None,
-               mounts: list[Any] | None = None,
-               extra_host_config: dict[str, Any] | None = None) -> str:
+    def create(
+        self,
+        container: ContainerRecord,
+        image_ref: str,
+        networking: dict[str, Any] | None = None,
+        binds: list[str] | dict[str, Any] | None = None,
+        mounts: list[Any] | None = None,
+        extra_host_config: dict[str, Any] | None = None,
+    ) -> str:
         """Create the engine container ``zun-<uuid>``; returns its id and stores it in
         ``container.container_id``. Extra networks of ``networking`` are connected before
         returning; on a failure there the half-made container is removed.
@@ -170,15 +178,17 @@ class DockerDriver:
         LOG.info("Creating engine container %s from %s", spec.create["name"], image_ref)
         with translate_errors():
             host_config = client.create_host_config(
-                **{**spec.host_config, **(extra_host_config or {})})
+                **{**spec.host_config, **(extra_host_config or {})}
+            )
             networking_config = None
             if spec.first_endpoint:
                 name, endpoint = spec.first_endpoint
                 networking_config = client.create_networking_config(
-                    {name: client.create_endpoint_config(**endpoint)})
-            created = client.create_container(host_config=host_config,
-                                              networking_config=networking_config,
-                                              **spec.create)
+                    {name: client.create_endpoint_config(**endpoint)}
+                )
+            created = client.create_container(
+                host_config=host_config, networking_config=networking_config, **spec.create
+            )
         container_id = created["Id"]
         try:
             for network, endpoint in spec.extra_endpoints.items():
@@ -229,8 +239,9 @@ class DockerDriver:
         """The exit code once the container is not running, None if it still runs after
         ``timeout`` seconds; other engine errors raise as usual."""
         try:
-            result = self.client.wait(self.engine_ref(container), timeout=timeout,
-                                      condition="not-running")
+            result = self.client.wait(
+                self.engine_ref(container), timeout=timeout, condition="not-running"
+            )
         except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
             return None
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
@@ -241,8 +252,9 @@ class DockerDriver:
         """Remove the engine container (and its anonymous volumes). Returns False when it was
         already gone, which is not an error for a delete."""
         try:
-            call(self.client.remove_container, self.engine_ref(container), v=True,
-                 force=bool(force))
+            call(
+                self.client.remove_container, self.engine_ref(container), v=True, force=bool(force)
+            )
         except exception.ZunException as exc:
             if is_not_found(exc):
                 return False
@@ -254,14 +266,18 @@ class DockerDriver:
     def inspect(self, container: ContainerRecord) -> dict[str, Any]:
         return call(self.client.inspect_container, self.engine_ref(container))
 
-    def apply_state(self, container: ContainerRecord, state: dict[str, Any] | str | None,
-                    force: bool = False) -> StatusFields:
+    def apply_state(
+        self, container: ContainerRecord, state: dict[str, Any] | str | None, force: bool = False
+    ) -> StatusFields:
         """Write the status fields mapped from Docker's ``state`` into ``container``."""
         fields = map_docker_state(
-            state, status=_get(container, "status"),
+            state,
+            status=_get(container, "status"),
             status_reason=_get(container, "status_reason"),
             status_detail=_get(container, "status_detail"),
-            task_state=_get(container, "task_state"), force=force)
+            task_state=_get(container, "task_state"),
+            force=force,
+        )
         _set(container, "status", fields.status)
         _set(container, "status_reason", fields.status_reason)
         _set(container, "status_detail", fields.status_detail)
@@ -304,8 +320,9 @@ class DockerDriver:
         Each row has ``Id``, ``Names``, ``State`` (a string for :func:`map_docker_state`),
         ``Status`` and ``Labels`` (``Labels['zun.container.uuid']`` is the row's uuid).
         """
-        return call(self.client.containers, all=all,
-                    filters={"label": f"{consts.LABEL_MANAGED}=true"})
+        return call(
+            self.client.containers, all=all, filters={"label": f"{consts.LABEL_MANAGED}=true"}
+        )
 
     def list_labelled(self, label: str, value: str) -> list[dict[str, Any]]:
         """Engine list rows (running or not) of the containers labelled ``label=value``."""
@@ -313,26 +330,45 @@ class DockerDriver:
 
     # -- I/O --------------------------------------------------------------------------------
 
-    def logs(self, container: ContainerRecord, stdout: bool = True, stderr: bool = True,
-             timestamps: bool = False, tail: str | int | None = "all",
-             since: Any = None) -> str:
+    def logs(
+        self,
+        container: ContainerRecord,
+        stdout: bool = True,
+        stderr: bool = True,
+        timestamps: bool = False,
+        tail: str | int | None = "all",
+        since: Any = None,
+    ) -> str:
         """The container's log as text (``tail``: ``'all'`` or a number of lines; ``since``:
         epoch seconds, datetime, or ``YYYY-MM-DD HH:MM:SS,mmm`` in UTC)."""
-        data = call(self.client.logs, self.engine_ref(container), stdout=bool(stdout),
-                    stderr=bool(stderr), timestamps=bool(timestamps), tail=_tail_arg(tail),
-                    since=_since_arg(since))
+        data = call(
+            self.client.logs,
+            self.engine_ref(container),
+            stdout=bool(stdout),
+            stderr=bool(stderr),
+            timestamps=bool(timestamps),
+            tail=_tail_arg(tail),
+            since=_since_arg(since),
+        )
         return _decode(data)
 
-    def execute_create(self, container: ContainerRecord, command: list[str] | str,
-                       interactive: bool = False) -> str:
+    def execute_create(
+        self, container: ContainerRecord, command: list[str] | str, interactive: bool = False
+    ) -> str:
         """Create an exec instance; interactive ones get a TTY and stdin. Returns its id."""
         argv = spec_mod.as_argv(command) or []
-        created = call(self.client.exec_create, self.engine_ref(container), argv,
-                       stdin=bool(interactive), tty=bool(interactive))
+        created = call(
+            self.client.exec_create,
+            self.engine_ref(container),
+            argv,
+            stdin=bool(interactive),
+            tty=bool(interactive),
+        )
         return created["Id"]
 
-    def execute_run(self, exec_id: str, command: Any = None,
-                    timeout: int | None = None) -> dict[str, Any]:
+    def execute_run(
+        self, exec_id: str, command: Any = None, timeout: int | None = None
+    ) -> dict[str, Any]:
         """Run a non-interactive exec to completion within ``timeout`` seconds
         (``[docker]/execute_timeout``, 5). Returns ``{"output": str, "exit_code": int}``;
         past the deadline raises Conflict "Timeout on executing command: ..." (the process
@@ -359,8 +395,7 @@ class DockerDriver:
             with contextlib.suppress(Exception):
                 stream.close()
             reader.join(1)
-            shown = (command if isinstance(command, str) or command is None
-                     else shlex.join(command))
+            shown = command if isinstance(command, str) or command is None else shlex.join(command)
             raise exception.Conflict(message=f"Timeout on executing command: {shown}")
         if failure:
             with translate_errors():
@@ -368,9 +403,13 @@ class DockerDriver:
         exit_code = call(self.client.exec_inspect, exec_id).get("ExitCode")
         return {"output": _decode(b"".join(chunks)), "exit_code": exit_code}
 
-    def execute(self, container: ContainerRecord, command: list[str] | str,
-                interactive: bool = False,
-                timeout: int | None = None) -> dict[str, Any]:
+    def execute(
+        self,
+        container: ContainerRecord,
+        command: list[str] | str,
+        interactive: bool = False,
+        timeout: int | None = None,
+    ) -> dict[str, Any]:
         """``{"exec_id", "output", "exit_code"}``: interactive gives only the id (to attach
         through the console proxy), non-interactive runs it (see :meth:`execute_run`)."""
         exec_id = self.execute_create(container, command, interactive)
@@ -382,16 +421,23 @@ class DockerDriver:
     def execute_inspect(self, exec_id: str) -> dict[str, Any]:
         return call(self.client.exec_inspect, exec_id)
 
-    def execute_resize(self, exec_id: str, height: int | str | None,
-                       width: int | str | None) -> None:
-        call(self.client.exec_resize, exec_id, height=_int_or_none(height),
-             width=_int_or_none(width))
+    def execute_resize(
+        self, exec_id: str, height: int | str | None, width: int | str | None
+    ) -> None:
+        call(
+            self.client.exec_resize, exec_id, height=_int_or_none(height), width=_int_or_none(width)
+        )
 
-    def resize(self, container: ContainerRecord, height: int | str | None,
-               width: int | str | None) -> None:
+    def resize(
+        self, container: ContainerRecord, height: int | str | None, width: int | str | None
+    ) -> None:
         """Resize the container's TTY."""
-        call(self.client.resize, self.engine_ref(container), height=_int_or_none(height),
-             width=_int_or_none(width))
+        call(
+            self.client.resize,
+            self.engine_ref(container),
+            height=_int_or_none(height),
+            width=_int_or_none(width),
+        )
 
     def top(self, container: ContainerRecord, ps_args: str | None = None) -> dict[str, Any]:
         """``{"Titles": [...], "Processes": [[...], ...]}``."""
@@ -417,8 +463,9 @@ class DockerDriver:
         try:
             done = call(self.client.put_archive, self.engine_ref(container), path, data)
         except exception.ZunException as exc:
-            raise refused_by_engine(exc, "Error processing tar file", "file name too long",
-                                    "not a directory") from exc
+            raise refused_by_engine(
+                exc, "Error processing tar file", "file name too long", "not a directory"
+            ) from exc
         if not done:
             raise exception.DockerError(error_msg=f"could not extract the archive into {path}")
 
@@ -444,7 +491,8 @@ class DockerDriver:
         else:
             raise exception.Conflict(
                 message=f"Image {name} already exists on this node: a commit never replaces "
-                        "an image.")
+                "an image."
+            )
         image_id = call(self.client.commit, self.engine_ref(container))["Id"]
         try:
             call(self.client.tag, image_id, repository, tag)
@@ -463,8 +511,12 @@ class DockerDriver:
     def image_size(self, image_id: str) -> int | None:
         return call(self.client.inspect_image, image_id).get("Size")
 
-    def update(self, container: ContainerRecord, cpu: float | str | None = None,
-               memory: str | int | None = None) -> None:
+    def update(
+        self,
+        container: ContainerRecord,
+        cpu: float | str | None = None,
+        memory: str | int | None = None,
+    ) -> None:
         """Apply new CPU (cores) and/or memory (MiB, or with a unit) limits live.
 
         CPU goes as NanoCpus, as at create (docker-py has no parameter for it, hence the raw
@@ -491,13 +543,22 @@ class DockerDriver:
 
     def connect_network(self, container: ContainerRecord, network: str, **endpoint: Any) -> None:
         """Attach a network (``ipv4_address``, ``ipv6_address``, ``aliases``...)."""
-        call(self.client.connect_container_to_network, self.engine_ref(container), network,
-             **endpoint)
+        call(
+            self.client.connect_container_to_network,
+            self.engine_ref(container),
+            network,
+            **endpoint,
+        )
 
-    def disconnect_network(self, container: ContainerRecord, network: str,
-                           force: bool = False) -> None:
-        call(self.client.disconnect_container_from_network, self.engine_ref(container),
-             network, force=force)
+    def disconnect_network(
+        self, container: ContainerRecord, network: str, force: bool = False
+    ) -> None:
+        call(
+            self.client.disconnect_container_from_network,
+            self.engine_ref(container),
+            network,
+            force=force,
+        )
 
     # -- node inventory ---------------------------------------------------------------------
 
@@ -529,8 +590,11 @@ class DockerDriver:
     def disk_usage(self, docker_root_dir: str | None = None) -> dict[str, int]:
         """``{"disk_total", "disk_used"}`` in GiB of the filesystem holding the engine's
         data root (only meaningful for a local engine; zeros when it is not visible)."""
-        path = (docker_root_dir or self.host_info().get("docker_root_dir")
-                or CONF.docker.docker_data_root)
+        path = (
+            docker_root_dir
+            or self.host_info().get("docker_root_dir")
+            or CONF.docker.docker_data_root
+        )
         try:
             usage = shutil.disk_usage(path)
         except OSError:
@@ -550,8 +614,12 @@ def host_memory(meminfo_path: str = "/proc/meminfo") -> dict[str, int]:
     total = values.get("MemTotal", 0) >> 10
     free = values.get("MemFree", 0) >> 10
     available = values.get("MemAvailable", values.get("MemFree", 0)) >> 10
-    return {"mem_total": total, "mem_free": free, "mem_available": available,
-            "mem_used": total - available}
+    return {
+        "mem_total": total,
+        "mem_free": free,
+        "mem_available": available,
+        "mem_used": total - available,
+    }
 
 
 def _int_or_none(value: int | str | None) -> int | None:

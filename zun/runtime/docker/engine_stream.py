@@ -63,15 +63,22 @@ def unix_socket_path(api_url: str | None = None) -> str:
     parsed = urllib.parse.urlparse(url)
     if parsed.scheme not in ("unix", "http+unix"):
         raise ConsoleUnavailable(
-            f"the console reaches the engine only through its unix socket, not {url}")
+            f"the console reaches the engine only through its unix socket, not {url}"
+        )
     return parsed.path or "/var/run/docker.sock"
 
 
 class EngineStream:
     """One hijacked console connection to the engine (exec or attach)."""
 
-    def __init__(self, sock: socket.socket, leftover: bytes, tty: bool,
-                 exec_id: str | None, client: docker.APIClient) -> None:
+    def __init__(
+        self,
+        sock: socket.socket,
+        leftover: bytes,
+        tty: bool,
+        exec_id: str | None,
+        client: docker.APIClient,
+    ) -> None:
         self.sock = sock
         self.tty = tty
         self.exec_id = exec_id
@@ -82,8 +89,7 @@ class EngineStream:
 
     # -- opening -------------------------------------------------------------------------
     @classmethod
-    def open_exec(cls, engine_id: str, exec_id: str, api_url: str | None = None
-                  ) -> EngineStream:
+    def open_exec(cls, engine_id: str, exec_id: str, api_url: str | None = None) -> EngineStream:
         """Start the created (not yet started) exec ``exec_id`` of container ``engine_id``."""
         client = make_client(api_url)
         try:
@@ -112,8 +118,11 @@ class EngineStream:
             info = _require_running(client, engine_id)
             tty = bool((info.get("Config") or {}).get("Tty"))
             sock, leftover = _hijack(
-                client, api_url,
-                f"/containers/{engine_id}/attach?stream=1&stdin=1&stdout=1&stderr=1", b"")
+                client,
+                api_url,
+                f"/containers/{engine_id}/attach?stream=1&stdin=1&stdout=1&stderr=1",
+                b"",
+            )
         except BaseException:
             client.close()
             raise
@@ -143,7 +152,7 @@ class EngineStream:
         (size,) = struct.unpack(">I", self._buffer[4:8])
         if len(self._buffer) < 8 + size:
             return None
-        frame, self._buffer = self._buffer[8:8 + size], self._buffer[8 + size:]
+        frame, self._buffer = self._buffer[8 : 8 + size], self._buffer[8 + size :]
         return frame
 
     def _recv(self) -> bytes:
@@ -214,21 +223,23 @@ def _require_running(client: docker.APIClient, engine_id: str) -> dict[str, Any]
     if state.get("Paused"):
         raise ConsoleUnavailable("the container is paused")
     if not state.get("Running"):
-        raise ConsoleUnavailable(
-            f"the container is not running ({state.get('Status', 'unknown')})")
+        raise ConsoleUnavailable(f"the container is not running ({state.get('Status', 'unknown')})")
     return info
 
 
-def _hijack(client: docker.APIClient, api_url: str | None, path: str,
-            body: bytes) -> tuple[socket.socket, bytes]:
+def _hijack(
+    client: docker.APIClient, api_url: str | None, path: str, body: bytes
+) -> tuple[socket.socket, bytes]:
     version = getattr(client, "api_version", None) or "1.40"
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(float(CONF.docker.default_timeout))
         sock.connect(unix_socket_path(api_url))
-        head = (f"POST /v{version}{path} HTTP/1.1\r\nHost: docker\r\n"
-                "Content-Type: application/json\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n"
-                f"Content-Length: {len(body)}\r\n\r\n").encode()
+        head = (
+            f"POST /v{version}{path} HTTP/1.1\r\nHost: docker\r\n"
+            "Content-Type: application/json\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode()
         sock.sendall(head + body)
         data = b""
         while b"\r\n\r\n" not in data:
@@ -241,8 +252,9 @@ def _hijack(client: docker.APIClient, api_url: str | None, path: str,
         parts = status_line.split(" ", 2)
         code = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
         if code not in (101, 200):
-            raise ConsoleUnavailable(f"the engine refused the console: {_engine_message(rest)}"
-                                     or status_line)
+            raise ConsoleUnavailable(
+                f"the engine refused the console: {_engine_message(rest)}" or status_line
+            )
         sock.settimeout(None)
         return sock, rest
     except ConsoleUnavailable:
@@ -258,5 +270,5 @@ def _engine_message(rest: bytes) -> str:
     start = text.find("{")
     if start >= 0:
         with contextlib.suppress(ValueError):
-            return str(json.loads(text[start:text.rfind("}") + 1]).get("message", text))
+            return str(json.loads(text[start : text.rfind("}") + 1]).get("message", text))
     return text.strip()

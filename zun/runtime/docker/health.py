@@ -30,8 +30,7 @@ def probe(api_url: str | None = None, timeout: float | None = None) -> str | Non
         client.ping()
     except requests.exceptions.Timeout:
         return f"the container engine at {url} did not answer within {timeout:g} s"
-    except (requests.exceptions.RequestException, docker.errors.DockerException,
-            OSError) as exc:
+    except (requests.exceptions.RequestException, docker.errors.DockerException, OSError) as exc:
         return f"the container engine at {url} does not answer: {_short(exc)}"
     finally:
         client.close()

@@ -162,8 +162,7 @@ def healthcheck_arg(healthcheck: dict[str, Any] | None) -> dict[str, Any] | None
 def restart_policy_arg(policy: dict[str, Any] | None) -> dict[str, Any] | None:
     if not policy or not policy.get("Name"):
         return None
-    return {"Name": policy["Name"],
-            "MaximumRetryCount": int(policy.get("MaximumRetryCount") or 0)}
+    return {"Name": policy["Name"], "MaximumRetryCount": int(policy.get("MaximumRetryCount") or 0)}
 
 
 def publish_host_ip() -> str:
@@ -184,7 +183,7 @@ def ports_args(exposed_ports: dict[str, Any] | None) -> tuple[list[Any], dict[st
     ports: list[Any] = []
     bindings: dict[str, Any] = {}
     host_ip = publish_host_ip() if exposed_ports else None
-    for key in (exposed_ports or {}):
+    for key in exposed_ports or {}:
         port, _, proto = key.partition("/")
         proto = proto or "tcp"
         ports.append((int(port), proto))
@@ -210,9 +209,13 @@ class CreateSpec:
     first_endpoint: tuple[str, dict[str, Any]] | None = None
 
 
-def build_create_spec(container: Any, image_ref: str, networking: dict[str, Any] | None = None,
-                      binds: list[str] | dict[str, Any] | None = None,
-                      mounts: list[Any] | None = None) -> CreateSpec:
+def build_create_spec(
+    container: Any,
+    image_ref: str,
+    networking: dict[str, Any] | None = None,
+    binds: list[str] | dict[str, Any] | None = None,
+    mounts: list[Any] | None = None,
+) -> CreateSpec:
     """Everything needed to create ``container`` (a row-like object) from ``image_ref``.
 
     ``networking``: ``{"network_mode": str, "endpoints": {network: {ipv4_address,
@@ -263,8 +266,10 @@ def build_create_spec(container: Any, image_ref: str, networking: dict[str, Any]
             host["nano_cpus"] = cpus
     host.update(hardening_args(privileged, extra_capabilities(get("labels"))))
 
-    spec = CreateSpec(create={k: v for k, v in create.items() if v is not None},
-                      host_config={k: v for k, v in host.items() if v is not None})
+    spec = CreateSpec(
+        create={k: v for k, v in create.items() if v is not None},
+        host_config={k: v for k, v in host.items() if v is not None},
+    )
     if networking:
         if networking.get("mac_address"):
             spec.create["mac_address"] = networking["mac_address"]

@@ -16,10 +16,12 @@ def _cpu_percent(raw: dict[str, Any]) -> float:
     cpu = raw.get("cpu_stats") or {}
     pre = raw.get("precpu_stats") or {}
     cpu_delta = ((cpu.get("cpu_usage") or {}).get("total_usage") or 0) - (
-        (pre.get("cpu_usage") or {}).get("total_usage") or 0)
+        (pre.get("cpu_usage") or {}).get("total_usage") or 0
+    )
     system_delta = (cpu.get("system_cpu_usage") or 0) - (pre.get("system_cpu_usage") or 0)
-    online = cpu.get("online_cpus") or len((cpu.get("cpu_usage") or {}).get("percpu_usage")
-                                           or []) or 1
+    online = (
+        cpu.get("online_cpus") or len((cpu.get("cpu_usage") or {}).get("percpu_usage") or []) or 1
+    )
     if cpu_delta <= 0 or system_delta <= 0:
         return 0.0
     return cpu_delta / system_delta * online * 100.0

@@ -67,8 +67,9 @@ def _with_age(template: str, timestamp: str | None, now: datetime.datetime | Non
     return None if age is None else template.format(age=age)
 
 
-def _from_inspect_state(state: dict[str, Any], current: StatusFields,
-                        now: datetime.datetime | None) -> StatusFields:
+def _from_inspect_state(
+    state: dict[str, Any], current: StatusFields, now: datetime.datetime | None
+) -> StatusFields:
     reason = current.status_reason
     if state.get("Error"):
         docker_status = state.get("Status")
@@ -81,13 +82,15 @@ def _from_inspect_state(state: dict[str, Any], current: StatusFields,
         template = "Exited(" + str(state.get("ExitCode")) + ") {age} ago (error)"
         return StatusFields(status, reason, _with_age(template, state.get("FinishedAt"), now))
     if state.get("Paused"):
-        return StatusFields(consts.PAUSED, reason,
-                            _with_age("Up {age} (paused)", state.get("StartedAt"), now))
+        return StatusFields(
+            consts.PAUSED, reason, _with_age("Up {age} (paused)", state.get("StartedAt"), now)
+        )
     if state.get("Restarting"):
         return StatusFields(consts.RESTARTING, reason, "Restarting")
     if state.get("Running"):
-        return StatusFields(consts.RUNNING, reason,
-                            _with_age("Up {age}", state.get("StartedAt"), now))
+        return StatusFields(
+            consts.RUNNING, reason, _with_age("Up {age}", state.get("StartedAt"), now)
+        )
     if state.get("Dead"):
         return StatusFields(consts.DEAD, reason, "Dead")
 

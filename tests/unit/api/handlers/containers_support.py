@@ -83,11 +83,22 @@ def container_row(**values: Any) -> Any:
     from zun.db import models
 
     defaults: dict[str, Any] = {
-        "uuid": str(uuidlib.uuid4()), "name": f"c-{uuidlib.uuid4().hex[:8]}",
-        "image": "busybox", "status": "Created", "host": "node1", "project_id": PROJECT_A,
-        "user_id": "user-a", "cpu": 1.0, "memory": "512", "command": ["sleep", "100"],
-        "interactive": False, "tty": False, "auto_heal": False, "privileged": False,
-        "image_driver": "docker", "container_type": 0,
+        "uuid": str(uuidlib.uuid4()),
+        "name": f"c-{uuidlib.uuid4().hex[:8]}",
+        "image": "busybox",
+        "status": "Created",
+        "host": "node1",
+        "project_id": PROJECT_A,
+        "user_id": "user-a",
+        "cpu": 1.0,
+        "memory": "512",
+        "command": ["sleep", "100"],
+        "interactive": False,
+        "tty": False,
+        "auto_heal": False,
+        "privileged": False,
+        "image_driver": "docker",
+        "container_type": 0,
     }
     defaults.update(values)
     return models.Container(**defaults)
@@ -133,7 +144,11 @@ def node_usage(hostname: str = "node1") -> tuple[float, int, int]:
     from zun.db import engine, models
 
     with engine.transaction(readonly=True) as session:
-        row = session.execute(sa.select(models.ComputeNode.cpu_used, models.ComputeNode.mem_used,
-                                        models.ComputeNode.disk_used)
-                              .where(models.ComputeNode.hostname == hostname)).one()
+        row = session.execute(
+            sa.select(
+                models.ComputeNode.cpu_used,
+                models.ComputeNode.mem_used,
+                models.ComputeNode.disk_used,
+            ).where(models.ComputeNode.hostname == hostname)
+        ).one()
     return float(row[0]), int(row[1]), int(row[2])

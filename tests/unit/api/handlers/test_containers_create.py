@@ -29,8 +29,7 @@ def _create(api: Any, body: dict[str, Any], version: str = "1.40", query: str = 
     return api.at(version).post("/v1/containers" + query, json=body)
 
 
-@pytest.mark.parametrize("version", ["1.1", "1.19", "1.20", "1.35", "1.36", "1.38", "1.39",
-                                     "1.40"])
+@pytest.mark.parametrize("version", ["1.1", "1.19", "1.20", "1.35", "1.36", "1.38", "1.39", "1.40"])
 def test_create_every_window_202_location_and_cast(api, node1, version):
     legacy = Version.parse(version) < Version.parse("1.20")
     command: Any = "sh -c 'echo hi; sleep 5'" if legacy else ["sh", "-c", "echo hi; sleep 5"]
@@ -44,8 +43,12 @@ def test_create_every_window_202_location_and_cast(api, node1, version):
     assert body["links"][0]["href"].endswith(body["uuid"])
     assert r.headers["OpenStack-API-Version"] == f"container {version}"
     msg = node1.wait_for("container_create")[0]
-    assert msg.kwargs == {"container_uuid": body["uuid"], "run": True,
-                          "requested_networks": [], "requested_volumes": []}
+    assert msg.kwargs == {
+        "container_uuid": body["uuid"],
+        "run": True,
+        "requested_networks": [],
+        "requested_volumes": [],
+    }
     assert msg.context["request_id"] == r.headers["x-openstack-request-id"]
 
 
@@ -59,7 +62,8 @@ def test_create_records_action_with_request_id(api, node1):
     # One event per host the create is tried on (the node adds its own when it is done).
     assert one.status == 200 and one.json["finish_time"] is None
     assert [(e["event"], e["result"]) for e in one.json["events"]] == [
-        ("schedule_attempt", "Success")]
+        ("schedule_attempt", "Success")
+    ]
 
 
 def test_create_claims_resources_on_the_node(api, node1):
@@ -75,34 +79,47 @@ def test_command_string_list_rules(api, node1):
     assert r.status == 400 and r.error["code"] == "container.schema-validation-error"
 
 
-@pytest.mark.parametrize("version,body,tty", [
-    ("1.19", {"interactive": True}, False),
-    ("1.20", {"interactive": True}, True),
-    ("1.35", {"interactive": "true", "tty": False}, True),
-    ("1.36", {"interactive": True}, False),
-    ("1.40", {"interactive": True, "tty": "True"}, True),
-])
+@pytest.mark.parametrize(
+    "version,body,tty",
+    [
+        ("1.19", {"interactive": True}, False),
+        ("1.20", {"interactive": True}, True),
+        ("1.35", {"interactive": "true", "tty": False}, True),
+        ("1.36", {"interactive": True}, False),
+        ("1.40", {"interactive": True, "tty": "True"}, True),
+    ],
+)
 def test_tty_follows_interactive_between_120_and_135(api, node1, version, body, tty):
     r = _create(api, {"image": "busybox", **body}, version)
     assert r.status == 202, r
     assert r.json["interactive"] is True and r.json["tty"] is tty
 
 
-@pytest.mark.parametrize("field,value,min_version", [
-    ("auto_remove", True, "1.3"), ("runtime", "runc", "1.5"), ("hostname", "h1", "1.9"),
-    ("mounts", [{"source": "v", "destination": "/d"}], "1.11"), ("privileged", False, "1.21"),
-    ("healthcheck", {"cmd": "true"}, "1.22"), ("exposed_ports", {"80": {}}, "1.24"),
-    ("registry", "myreg", "1.31"),
-])
-def test_field_before_its_version_is_invalid_param_in_version(api, node1, field, value,
-                                                              min_version):
+@pytest.mark.parametrize(
+    "field,value,min_version",
+    [
+        ("auto_remove", True, "1.3"),
+        ("runtime", "runc", "1.5"),
+        ("hostname", "h1", "1.9"),
+        ("mounts", [{"source": "v", "destination": "/d"}], "1.11"),
+        ("privileged", False, "1.21"),
+        ("healthcheck", {"cmd": "true"}, "1.22"),
+        ("exposed_ports", {"80": {}}, "1.24"),
+        ("registry", "myreg", "1.31"),
+    ],
+)
+def test_field_before_its_version_is_invalid_param_in_version(
+    api, node1, field, value, min_version
+):
     minor = int(min_version.split(".")[1]) - 1
     r = _create(api, {"image": "busybox", field: value}, f"1.{minor}")
     assert r.status == 400, r
     assert r.error["code"] == "container.invalid-param-in-version"
-    assert r.error["title"] == (f"Invalid param {field} because current request version is "
-                                f"1.{minor}. {field} is only supported from version "
-                                f"{min_version}")
+    assert r.error["title"] == (
+        f"Invalid param {field} because current request version is "
+        f"1.{minor}. {field} is only supported from version "
+        f"{min_version}"
+    )
 
 
 def test_host_only_in_139_schema(api, node1):
@@ -124,14 +141,20 @@ def test_requested_host_admin_only_and_must_exist(api, node1):
     assert r.status == 202 and r.json["host"] == "node1"
 
 
-@pytest.mark.parametrize("field,value,rule", [
-    ("privileged", False, "container:create:privileged"),
-    ("runtime", "runc", "container:create:runtime"),
-    ("image_pull_policy", "always", "container:create:image_pull_policy"),
-])
+@pytest.mark.parametrize(
+    "field,value,rule",
+    [
+        ("privileged", False, "container:create:privileged"),
+        ("runtime", "runc", "container:create:runtime"),
+        ("image_pull_policy", "always", "container:create:image_pull_policy"),
+    ],
+)
 def test_field_policies(api, node1, field, value, rule):
-    r = api.as_member(PROJECT_A).at("1.40").post(
-        "/v1/containers", json={"image": "busybox", field: value})
+    r = (
+        api.as_member(PROJECT_A)
+        .at("1.40")
+        .post("/v1/containers", json={"image": "busybox", field: value})
+    )
     assert r.status == 403 and r.error["title"] == f"Policy doesn't allow {rule} to be performed."
 
 
@@ -144,17 +167,24 @@ def test_admin_may_set_runtime_and_sees_admin_fields(api, node1):
     r = _create(api, {"image": "busybox", "runtime": "runc", "image_pull_policy": "ifnotpresent"})
     assert r.status == 202
     assert r.json["runtime"] == "runc" and r.json["image_pull_policy"] == "ifnotpresent"
-    member_view = api.as_member(PROJECT_A).at("1.40").post(
-        "/v1/containers", json={"image": "busybox"}).json
+    member_view = (
+        api.as_member(PROJECT_A).at("1.40").post("/v1/containers", json={"image": "busybox"}).json
+    )
     for hidden in ("host", "runtime", "privileged", "image_pull_policy"):
         assert hidden not in member_view
 
 
 def test_defaults_and_normalisation(api, node1):
-    body = {"image": "busybox", "labels": {"a": 1}, "restart_policy": {"Name": "on-failure",
-            "MaximumRetryCount": 3},
-            "exposed_ports": {"80": {}, "53/udp": {}}, "healthcheck": {"cmd": "true"},
-            "memory": "64", "cpu": "0.25", "image_driver": "None"}
+    body = {
+        "image": "busybox",
+        "labels": {"a": 1},
+        "restart_policy": {"Name": "on-failure", "MaximumRetryCount": 3},
+        "exposed_ports": {"80": {}, "53/udp": {}},
+        "healthcheck": {"cmd": "true"},
+        "memory": "64",
+        "cpu": "0.25",
+        "image_driver": "None",
+    }
     r = _create(api, body)
     assert r.status == 202, r
     view = r.json
@@ -174,8 +204,9 @@ def test_security_groups_deduplicated_and_exclusive_with_exposed_ports(api, node
 
 
 def test_restart_policy_always_with_count_is_invalid_value(api, node1):
-    r = _create(api, {"image": "busybox",
-                      "restart_policy": {"Name": "always", "MaximumRetryCount": 2}})
+    r = _create(
+        api, {"image": "busybox", "restart_policy": {"Name": "always", "MaximumRetryCount": 2}}
+    )
     assert r.status == 400 and r.error["code"] == "container.invalid-value"
 
 
@@ -199,8 +230,9 @@ def test_schema_errors(api, node1):
 
 
 def test_wrong_content_type_is_415(api, node1):
-    r = api.at("1.40").post("/v1/containers", body=b'{"image": "busybox"}',
-                            content_type="text/plain")
+    r = api.at("1.40").post(
+        "/v1/containers", body=b'{"image": "busybox"}', content_type="text/plain"
+    )
     assert r.status == 415
 
 
@@ -231,8 +263,15 @@ def test_more_than_the_nodes_physical_cpus_or_memory_is_no_valid_host(api, nodes
     # The node's ratios would let both through ((2 - 0) x 16 CPUs, (2048 - 512) x 4 MiB);
     # the engine could never honour either, so the API refuses them instead of the node.
     seed.service("small")
-    seed.compute_node("small", cpus=2, cpu_used=0.0, mem_total=2048, mem_used=0, disk_used=0,
-                      ram_allocation_ratio=4.0)
+    seed.compute_node(
+        "small",
+        cpus=2,
+        cpu_used=0.0,
+        mem_total=2048,
+        mem_used=0,
+        disk_used=0,
+        ram_allocation_ratio=4.0,
+    )
     nodes.start("small")
     r = _create(api, {"image": "busybox", "cpu": 3})
     assert r.status == 202 and r.json["status"] == "Error"
@@ -253,8 +292,10 @@ def test_spread_puts_a_projects_containers_apart_then_balances(api, nodes, seed)
         seed.row(container_row(host="a", project_id="project-other", cpu=None, memory=None))
     seed.row(container_row(host="b", project_id=PROJECT_A, cpu=None, memory=None))
     member = api.as_member(PROJECT_A).at("1.40")
-    hosts = [db_row(member.post("/v1/containers", json={"image": "busybox"}).json["uuid"]).host
-             for _ in range(4)]
+    hosts = [
+        db_row(member.post("/v1/containers", json={"image": "busybox"}).json["uuid"]).host
+        for _ in range(4)
+    ]
     # a holds none of project-a's containers (anti-affinity beats a's larger count), then the
     # project has one on each and b holds fewer in all, and so on.
     assert hosts == ["a", "b", "a", "b"]
@@ -297,8 +338,11 @@ def test_unique_name_scope_project(api, node1, name_scope):
     r = _create(api, {"image": "busybox", "name": "web"})
     assert r.status == 409 and r.error["code"] == "container.container-already-exists"
     assert r.error["title"] == "A container with name web already exists."
-    other = api.as_member(PROJECT_A).at("1.40").post(
-        "/v1/containers", json={"image": "busybox", "name": "web"})
+    other = (
+        api.as_member(PROJECT_A)
+        .at("1.40")
+        .post("/v1/containers", json={"image": "busybox", "name": "web"})
+    )
     assert other.status == 202
 
 
@@ -332,7 +376,8 @@ def test_cast_failure_leaves_error_and_releases_claim(api, bus, seed):
         rows = api.at("1.40").get("/v1/containers").json["containers"]
         assert len(rows) == 1 and rows[0]["status"] == "Error"
         assert rows[0]["status_reason"].startswith(
-            "The create request could not be sent to host node1")
+            "The create request could not be sent to host node1"
+        )
         assert rows[0]["task_state"] is None
         assert node_usage() == (0.0, 0, 0)
     finally:
@@ -358,10 +403,17 @@ def test_create_policy_denied(api, node1, policy_reset):
 
 
 def test_nets_and_mounts_go_to_the_node(api, node1):
-    r = _create(api, {"image": "busybox", "nets": [{"network": "n1"}],
-                      "mounts": [{"source": "vol", "destination": "/data"}]})
+    r = _create(
+        api,
+        {
+            "image": "busybox",
+            "nets": [{"network": "n1"}],
+            "mounts": [{"source": "vol", "destination": "/data"}],
+        },
+    )
     assert r.status == 202
     msg = node1.wait_for("container_create")[0]
     assert msg.kwargs["requested_networks"] == [{"network": "n1"}]
-    assert msg.kwargs["requested_volumes"] == [{"type": "volume", "source": "vol",
-                                                "destination": "/data"}]
+    assert msg.kwargs["requested_volumes"] == [
+        {"type": "volume", "source": "vol", "destination": "/data"}
+    ]

@@ -49,12 +49,27 @@ CASTS = [
     ("pause", "Running", "container_pause", {}, "container_pausing"),
     ("unpause", "Paused", "container_unpause", {}, "container_unpausing"),
     ("kill?signal=None", "Running", "container_kill", {"signal": None}, "container_killing"),
-    ("kill?signal=SIGTERM", "Running", "container_kill", {"signal": "SIGTERM"},
-     "container_killing"),
-    ("rebuild", "Running", "container_rebuild",
-     {"run": True, "image": "busybox", "image_driver": "docker"}, "container_rebuilding"),
-    ("rebuild?image=alpine&image_driver=None", "Stopped", "container_rebuild",
-     {"run": False, "image": "alpine", "image_driver": "docker"}, "container_rebuilding"),
+    (
+        "kill?signal=SIGTERM",
+        "Running",
+        "container_kill",
+        {"signal": "SIGTERM"},
+        "container_killing",
+    ),
+    (
+        "rebuild",
+        "Running",
+        "container_rebuild",
+        {"run": True, "image": "busybox", "image_driver": "docker"},
+        "container_rebuilding",
+    ),
+    (
+        "rebuild?image=alpine&image_driver=None",
+        "Stopped",
+        "container_rebuild",
+        {"run": False, "image": "alpine", "image_driver": "docker"},
+        "container_rebuilding",
+    ),
 ]
 
 
@@ -81,10 +96,18 @@ def test_reboot_and_rebuild_set_status(member, node1, seed):
     assert stored.status == "Rebuilding" and stored.image == "alpine"
 
 
-@pytest.mark.parametrize("path,status", [
-    ("start", "Running"), ("stop", "Stopped"), ("pause", "Paused"), ("unpause", "Running"),
-    ("kill", "Stopped"), ("reboot", "Paused"), ("rebuild", "Paused"),
-])
+@pytest.mark.parametrize(
+    "path,status",
+    [
+        ("start", "Running"),
+        ("stop", "Stopped"),
+        ("pause", "Paused"),
+        ("unpause", "Running"),
+        ("kill", "Stopped"),
+        ("reboot", "Paused"),
+        ("rebuild", "Paused"),
+    ],
+)
 def test_state_409(member, node1, seed, path, status):
     row = _make(seed, status=status)
     r = member.post(f"/v1/containers/{row.uuid}/{path}")
@@ -97,8 +120,9 @@ def test_action_under_way_is_409(member, node1, seed):
     row = _make(seed, status="Stopped", task_state="container_starting")
     r = member.post(f"/v1/containers/{row.uuid}/start")
     assert r.status == 409
-    assert r.error["title"] == (f"Cannot start container {row.uuid} in Stopped state "
-                                "(another action is in progress)")
+    assert r.error["title"] == (
+        f"Cannot start container {row.uuid} in Stopped state (another action is in progress)"
+    )
 
 
 def test_stop_query_schema_also_checks_body(member, node1, seed):
@@ -154,6 +178,7 @@ def test_concurrent_starts_one_wins(api, node1, seed):
 
 
 # --- delete --------------------------------------------------------------------------------
+
 
 def test_delete_without_host_destroys_row(member, node1, seed):
     row = _make(seed, status="Error", host=None)
@@ -220,6 +245,7 @@ def test_other_project_is_404(api, node1, seed):
 
 # --- update, rename, resize_container --------------------------------------------------------
 
+
 def test_patch_name_and_auto_heal_without_rpc(member, node1, seed):
     row = _make(seed, status="Running")
     r = member.patch(f"/v1/containers/{row.uuid}", json={"name": "renamed", "auto_heal": "true"})
@@ -228,17 +254,23 @@ def test_patch_name_and_auto_heal_without_rpc(member, node1, seed):
     assert node1.messages == []
 
 
-@pytest.mark.parametrize(("version", "method", "suffix", "body"), [
-    ("1.40", "PATCH", "", {"name": "renamed"}),
-    ("1.1", "PATCH", "", {"name": "renamed"}),
-    ("1.13", "POST", "/rename?name=renamed", None),
-])
+@pytest.mark.parametrize(
+    ("version", "method", "suffix", "body"),
+    [
+        ("1.40", "PATCH", "", {"name": "renamed"}),
+        ("1.1", "PATCH", "", {"name": "renamed"}),
+        ("1.13", "POST", "/rename?name=renamed", None),
+    ],
+)
 def test_a_rename_answers_its_updated_at(api, node1, seed, version, method, suffix, body):
     """The answer is the row as saved: updated_at is set, and is the stored one."""
     row = _make(seed, status="Running")
     assert container_values(row.uuid)["updated_at"] is None
-    r = api.as_member(PROJECT_A).at(version).request(
-        method, f"/v1/containers/{row.uuid}{suffix}", json=body)
+    r = (
+        api.as_member(PROJECT_A)
+        .at(version)
+        .request(method, f"/v1/containers/{row.uuid}{suffix}", json=body)
+    )
     assert r.status == 200, r
     assert r.json["name"] == "renamed"
     stored = container_values(row.uuid)["updated_at"]
@@ -252,7 +284,10 @@ def test_patch_cpu_memory_calls_node_and_claims(member, node1, seed):
     assert r.status == 200, r
     assert r.json["cpu"] == 2.0 and r.json["memory"] == "1024"
     assert node1.wait_for("container_update")[0].kwargs == {
-        "container_uuid": row.uuid, "cpu": 2.0, "memory": "1024"}
+        "container_uuid": row.uuid,
+        "cpu": 2.0,
+        "memory": "1024",
+    }
     assert node_usage() == (1.0, 512, 0)
 
 
@@ -291,7 +326,8 @@ def test_rename_window_and_rules(api, node1, seed):
     assert r.status == 200 and r.json["name"] == "new1"
     r = client.at("1.13").post(f"/v1/containers/{row.uuid}/rename?name=new1")
     assert r.status == 409 and r.error["title"] == (
-        "The new name for the container is the same as the old name.")
+        "The new name for the container is the same as the old name."
+    )
     r = client.at("1.13").post(f"/v1/containers/{row.uuid}/rename")
     assert r.status == 400
     r = client.at("1.14").post(f"/v1/containers/{row.uuid}/rename?name=x2")
@@ -301,16 +337,23 @@ def test_rename_window_and_rules(api, node1, seed):
 def test_resize_container(api, node1, seed):
     row = _make(seed, status="Running", memory="512")
     client = api.as_member(PROJECT_A)
-    assert client.at("1.18").post(f"/v1/containers/{row.uuid}/resize_container",
-                                  json={"memory": 256}).status == 406
-    r = client.at("1.19").post(f"/v1/containers/{row.uuid}/resize_container",
-                               json={"memory": 256})
+    assert (
+        client.at("1.18")
+        .post(f"/v1/containers/{row.uuid}/resize_container", json={"memory": 256})
+        .status
+        == 406
+    )
+    r = client.at("1.19").post(f"/v1/containers/{row.uuid}/resize_container", json={"memory": 256})
     assert r.status == 202 and r.json["memory"] == "512"
     assert node1.wait_for("resize_container")[0].kwargs == {
-        "container_uuid": row.uuid, "cpu": None, "memory": "256"}
+        "container_uuid": row.uuid,
+        "cpu": None,
+        "memory": "256",
+    }
 
 
 # --- calls -----------------------------------------------------------------------------------
+
 
 def test_logs(member, node1, seed):
     row = _make(seed, status="Stopped")
@@ -318,17 +361,27 @@ def test_logs(member, node1, seed):
     r = member.get(f"/v1/containers/{row.uuid}/logs?stdout=True&stderr=False&tail=None")
     assert r.status == 200 and r.json == "hello\n"
     assert node1.messages[0].kwargs == {
-        "container_uuid": row.uuid, "stdout": True, "stderr": False, "timestamps": False,
-        "tail": "all", "since": None}
+        "container_uuid": row.uuid,
+        "stdout": True,
+        "stderr": False,
+        "timestamps": False,
+        "tail": "all",
+        "since": None,
+    }
 
 
 def test_execute_run_and_interactive(member, node1, seed):
     row = _make(seed, status="Running")
-    node1.replies["container_exec"] = {"output": "3\n", "exit_code": 3, "exec_id": EXEC_ID,
-                                       "token": "tok"}
+    node1.replies["container_exec"] = {
+        "output": "3\n",
+        "exit_code": 3,
+        "exec_id": EXEC_ID,
+        "token": "tok",
+    }
     # python-zunclient's form: each argv element double-quoted, in one query parameter.
     r = member.post(
-        f"/v1/containers/{row.uuid}/execute?command=%22sh%22+%22-c%22+%22exit+3%22&run=True")
+        f"/v1/containers/{row.uuid}/execute?command=%22sh%22+%22-c%22+%22exit+3%22&run=True"
+    )
     assert r.status == 200
     assert r.json == {"output": "3\n", "exit_code": 3, "exec_id": None, "proxy_url": None}
     assert node1.messages[-1].kwargs["command"] == ["sh", "-c", "exit 3"]
@@ -342,7 +395,8 @@ def test_execute_run_and_interactive(member, node1, seed):
 def test_execute_remote_conflict_keeps_status(member, node1, seed):
     row = _make(seed, status="Running")
     node1.failures["container_exec"] = exception.Conflict(
-        message="Timeout on executing command: sleep 10")
+        message="Timeout on executing command: sleep 10"
+    )
     r = member.post(f"/v1/containers/{row.uuid}/execute?command=sleep+10")
     assert r.status == 409 and r.error["code"] == "container.conflict-remote"
     assert "Traceback" not in r.error["detail"]
@@ -352,8 +406,12 @@ def test_execute_resize_resize_top_stats(member, node1, seed):
     row = _make(seed, status="Running")
     r = member.post(f"/v1/containers/{row.uuid}/execute_resize?exec_id={EXEC_ID}&h=30&w=100")
     assert r.status == 200 and r.body == b"null"
-    assert node1.messages[-1].kwargs == {"container_uuid": row.uuid, "exec_id": EXEC_ID,
-                                         "height": 30, "width": 100}
+    assert node1.messages[-1].kwargs == {
+        "container_uuid": row.uuid,
+        "exec_id": EXEC_ID,
+        "height": 30,
+        "width": 100,
+    }
     assert member.post(f"/v1/containers/{row.uuid}/execute_resize").status == 400
     assert member.post(f"/v1/containers/{row.uuid}/resize?h=10&w=20").status == 200
     node1.replies["container_top"] = {"Titles": ["PID"], "Processes": [["1"]]}
@@ -391,23 +449,29 @@ def test_archives_by_version(api, node1, seed):
     row = _make(seed, status="Running")
     client = api.as_member(PROJECT_A)
     tar = _tar({"a.txt": b"\x00\xffdata"})
-    node1.replies["container_get_archive"] = {"data": base64.b64encode(tar).decode(),
-                                              "stat": {"name": "x"}}
+    node1.replies["container_get_archive"] = {
+        "data": base64.b64encode(tar).decode(),
+        "stat": {"name": "x"},
+    }
     r = client.at("1.25").get(f"/v1/containers/{row.uuid}/get_archive?path=/x")
     assert r.json == {"data": base64.b64encode(tar).decode(), "stat": {"name": "x"}}
     r = client.at("1.24").get(f"/v1/containers/{row.uuid}/get_archive?path=/x")
     assert r.json["data"] == tar.decode("latin-1")
     assert client.at("1.25").get(f"/v1/containers/{row.uuid}/get_archive").status == 400
-    r = client.at("1.25").post(f"/v1/containers/{row.uuid}/put_archive?path=/x",
-                               json={"data": base64.b64encode(tar).decode()})
+    r = client.at("1.25").post(
+        f"/v1/containers/{row.uuid}/put_archive?path=/x",
+        json={"data": base64.b64encode(tar).decode()},
+    )
     assert r.status == 200
     assert node1.messages[-1].kwargs["data_b64"] == base64.b64encode(tar).decode()
-    r = client.at("1.24").post(f"/v1/containers/{row.uuid}/put_archive",
-                               json={"path": "/x", "data": tar.decode("latin-1")})
+    r = client.at("1.24").post(
+        f"/v1/containers/{row.uuid}/put_archive", json={"path": "/x", "data": tar.decode("latin-1")}
+    )
     assert r.status == 200
     assert base64.b64decode(node1.messages[-1].kwargs["data_b64"]) == tar
-    r = client.at("1.25").post(f"/v1/containers/{row.uuid}/put_archive?path=/x",
-                               json={"data": "%%%not base64"})
+    r = client.at("1.25").post(
+        f"/v1/containers/{row.uuid}/put_archive?path=/x", json={"data": "%%%not base64"}
+    )
     assert r.status == 400 and r.error["code"] == "container.base-64-exception"
 
 
@@ -416,16 +480,29 @@ def test_commit(member, node1, seed):
     r = member.post(f"/v1/containers/{row.uuid}/commit?repository=project-a/myrepo&tag=v1")
     assert r.status == 202 and len(r.json["uuid"]) == 36
     msg = node1.wait_for("container_commit")[0]
-    assert msg.kwargs == {"container_uuid": row.uuid, "repository": "project-a/myrepo", "tag": "v1",
-                          "image_uuid": r.json["uuid"]}
+    assert msg.kwargs == {
+        "container_uuid": row.uuid,
+        "repository": "project-a/myrepo",
+        "tag": "v1",
+        "image_uuid": r.json["uuid"],
+    }
     r = member.post(f"/v1/containers/{row.uuid}/commit")
     assert r.status == 400 and r.error["title"] == "'repository' is a required property"
 
 
 # --- networks and security groups ------------------------------------------------------------
 
-ADDRESSES = {"zun-project-a": [{"addr": "10.0.0.5", "version": 4, "port": "ep1",
-                                "subnet_id": "s1", "preserve_on_delete": False}]}
+ADDRESSES = {
+    "zun-project-a": [
+        {
+            "addr": "10.0.0.5",
+            "version": 4,
+            "port": "ep1",
+            "subnet_id": "s1",
+            "preserve_on_delete": False,
+        }
+    ]
+}
 
 
 def test_network_list_shapes(api, node1, seed):
@@ -433,27 +510,38 @@ def test_network_list_shapes(api, node1, seed):
     client = api.as_member(PROJECT_A)
     assert client.at("1.12").get(f"/v1/containers/{row.uuid}/network_list").status == 406
     legacy = client.at("1.17").get(f"/v1/containers/{row.uuid}/network_list").json
-    assert legacy == {"networks": [{"net_id": "zun-project-a", "port_id": "ep1",
-                                    "ip_address": "10.0.0.5", "version": 4,
-                                    "subnet_id": "s1"}]}
+    assert legacy == {
+        "networks": [
+            {
+                "net_id": "zun-project-a",
+                "port_id": "ep1",
+                "ip_address": "10.0.0.5",
+                "version": 4,
+                "subnet_id": "s1",
+            }
+        ]
+    }
     new = client.at("1.18").get(f"/v1/containers/{row.uuid}/network_list").json
-    assert new["networks"][0]["fixed_ips"] == [{"ip_address": "10.0.0.5", "version": 4,
-                                                "subnet_id": "s1"}]
+    assert new["networks"][0]["fixed_ips"] == [
+        {"ip_address": "10.0.0.5", "version": 4, "subnet_id": "s1"}
+    ]
 
 
 def test_network_detach_and_attach(api, node1, seed):
     row = _make(seed, status="Running", addresses=ADDRESSES)
     client = api.as_member(PROJECT_A)
-    assert client.at("1.5").post(
-        f"/v1/containers/{row.uuid}/network_detach?network=x").status == 406
+    assert (
+        client.at("1.5").post(f"/v1/containers/{row.uuid}/network_detach?network=x").status == 406
+    )
     r = client.at("1.6").post(f"/v1/containers/{row.uuid}/network_detach?network=other")
     assert r.status == 400 and r.error["code"] == "container.invalid"
     r = client.at("1.17").post(f"/v1/containers/{row.uuid}/network_detach?port=ep1")
     assert r.status == 202
     assert node1.wait_for("network_detach")[0].kwargs["network"] == "zun-project-a"
     row2 = _make(seed, status="Running", addresses=ADDRESSES)
-    assert client.at("1.7").post(
-        f"/v1/containers/{row2.uuid}/network_attach?network=n2").status == 406
+    assert (
+        client.at("1.7").post(f"/v1/containers/{row2.uuid}/network_attach?network=n2").status == 406
+    )
     r = client.at("1.8").post(f"/v1/containers/{row2.uuid}/network_attach?network=zun-project-a")
     assert r.status == 400
     # A member joins its project's network or one an operator registered, nothing else.
@@ -461,10 +549,14 @@ def test_network_detach_and_attach(api, node1, seed):
     assert r.status == 404 and r.error["code"] == "container.network-not-found"
     seed.network(neutron_net_id="n2")
     r = client.at("1.8").post(
-        f"/v1/containers/{row2.uuid}/network_attach?network=n2&fixed_ip=10.1.0.9")
+        f"/v1/containers/{row2.uuid}/network_attach?network=n2&fixed_ip=10.1.0.9"
+    )
     assert r.status == 200 and r.body == b"null"
     assert node1.wait_for("network_attach")[0].kwargs == {
-        "container_uuid": row2.uuid, "network": "n2", "fixed_ip": "10.1.0.9"}
+        "container_uuid": row2.uuid,
+        "network": "n2",
+        "fixed_ip": "10.1.0.9",
+    }
     r = client.at("1.8").post(f"/v1/containers/{row2.uuid}/network_attach?network=a&port=b")
     assert r.status == 400 and r.error["code"] == "container.schema-validation-error"
 
@@ -472,11 +564,13 @@ def test_network_detach_and_attach(api, node1, seed):
 def test_security_groups_window_and_answers(api, node1, seed):
     row = _make(seed, status="Running", security_groups=["default"])
     client = api.as_member(PROJECT_A)
-    assert client.at("1.15").post(
-        f"/v1/containers/{row.uuid}/add_security_group?name=x").status == 406
+    assert (
+        client.at("1.15").post(f"/v1/containers/{row.uuid}/add_security_group?name=x").status == 406
+    )
     r = client.at("1.14").post(f"/v1/containers/{row.uuid}/add_security_group?name=default")
     assert r.status == 400 and r.error["title"] == (
-        "Security group default has been added to container.")
+        "Security group default has been added to container."
+    )
     r = client.at("1.14").post(f"/v1/containers/{row.uuid}/add_security_group?name=web")
     assert r.status == 400 and r.error["code"] == "container.security-group-cannot-be-applied"
     r = client.at("1.14").post(f"/v1/containers/{row.uuid}/remove_security_group?name=web")
@@ -513,13 +607,17 @@ ROUTES = [
 
 
 @pytest.mark.parametrize("method,path,rule,status", ROUTES)
-def test_each_route_enforces_its_policy(api, node1, seed, policy_reset, method, path, rule,
-                                        status):
+def test_each_route_enforces_its_policy(api, node1, seed, policy_reset, method, path, rule, status):
     row = _make(seed, status=status)
     set_rules({rule: "!"})
     suffix = f"/{path}" if path else ""
-    r = api.as_member(PROJECT_A).at("1.40").request(
-        method, f"/v1/containers/{row.uuid}{suffix}", json={} if method == "PATCH" else None)
+    r = (
+        api.as_member(PROJECT_A)
+        .at("1.40")
+        .request(
+            method, f"/v1/containers/{row.uuid}{suffix}", json={} if method == "PATCH" else None
+        )
+    )
     assert r.status == 403, r
     assert r.error["title"] == f"Policy doesn't allow {rule} to be performed."
     assert node1.messages == []

@@ -26,8 +26,11 @@ policy_reset = support.policy_reset
 
 @pytest.fixture
 def rows(seed, bus):
-    a1 = seed.row(container_row(name="a1", project_id=PROJECT_A, status="Running",
-                                memory="256", labels={"x": "y"}))
+    a1 = seed.row(
+        container_row(
+            name="a1", project_id=PROJECT_A, status="Running", memory="256", labels={"x": "y"}
+        )
+    )
     a2 = seed.row(container_row(name="a2", project_id=PROJECT_A, host="node2"))
     b1 = seed.row(container_row(name="b1", project_id=PROJECT_B, user_id="user-b"))
     return a1, a2, b1
@@ -50,8 +53,9 @@ def test_admin_scoped_to_own_project_unless_all_projects(api, rows):
 def test_member_all_projects_forbidden_and_bad_value(api, rows):
     r = api.as_member(PROJECT_A).get("/v1/containers?all_projects=True")
     assert r.status == 403
-    assert r.error["title"] == ("Policy doesn't allow container:get_all_all_projects to be "
-                                "performed.")
+    assert r.error["title"] == (
+        "Policy doesn't allow container:get_all_all_projects to be performed."
+    )
     r = api.as_admin().get("/v1/containers?all_projects=maybe")
     assert r.status == 400 and r.error["code"] == "container.invalid-value"
 
@@ -91,8 +95,9 @@ def test_pagination_sorting_marker(api, seed, bus):
     r = member.get("/v1/containers?limit=2")
     page = r.json
     assert [c["name"] for c in page["containers"]] == ["n00", "n01"]
-    assert page["next"] == ("http://zun.test:9517/v1/containers?sort_key=id&sort_dir=asc"
-                            f"&limit=2&marker={made[1].uuid}")
+    assert page["next"] == (
+        f"http://zun.test:9517/v1/containers?sort_key=id&sort_dir=asc&limit=2&marker={made[1].uuid}"
+    )
     r = member.get(f"/v1/containers?limit=2&marker={made[1].uuid}")
     assert [c["name"] for c in r.json["containers"]] == ["n02", "n03"]
     r = member.get("/v1/containers?sort_key=name&sort_dir=desc&limit=10")
@@ -132,8 +137,14 @@ def test_capsules_and_members_not_listed(api, seed, bus):
 
 
 def test_registry_id_is_the_registry_uuid(api, seed, bus):
-    reg = seed.row(models.Registry(uuid="6d3a4e8e-5a7c-4d33-9a55-6a0f1c1b2c3d", name="r",
-                                   domain="reg.example", project_id=PROJECT_A))
+    reg = seed.row(
+        models.Registry(
+            uuid="6d3a4e8e-5a7c-4d33-9a55-6a0f1c1b2c3d",
+            name="r",
+            domain="reg.example",
+            project_id=PROJECT_A,
+        )
+    )
     seed.row(container_row(name="withreg", registry_id=reg.id))
     item = api.as_member(PROJECT_A).get("/v1/containers").json["containers"][0]
     assert item["registry_id"] == "6d3a4e8e-5a7c-4d33-9a55-6a0f1c1b2c3d"
@@ -145,8 +156,10 @@ def test_show_by_uuid_and_name_scoped(api, rows):
     for ident in (a1.uuid, "a1"):
         r = member.get(f"/v1/containers/{ident}")
         assert r.status == 200 and r.json["uuid"] == a1.uuid
-        assert r.json["links"][0] == {"href": f"http://zun.test:9517/v1/containers/{a1.uuid}",
-                                      "rel": "self"}
+        assert r.json["links"][0] == {
+            "href": f"http://zun.test:9517/v1/containers/{a1.uuid}",
+            "rel": "self",
+        }
     r = member.get(f"/v1/containers/{b1.uuid}")
     assert r.status == 404 and r.error["title"] == f"Container {b1.uuid} could not be found."
     assert api.as_admin().get(f"/v1/containers/{b1.uuid}").status == 200
@@ -159,14 +172,19 @@ def test_show_ambiguous_name_409(api, seed, bus):
     seed.row(container_row(name="dup"))
     r = api.as_member(PROJECT_A).get("/v1/containers/dup")
     assert r.status == 409 and r.error["code"] == "container.conflict"
-    assert r.error["title"] == ("Multiple containers exist with same name. Please use the "
-                                "container uuid instead.")
+    assert r.error["title"] == (
+        "Multiple containers exist with same name. Please use the container uuid instead."
+    )
 
 
 def test_show_refreshes_from_an_up_node(api, node1, seed):
     row = seed.row(container_row(status="Created"))
-    node1.replies["container_show"] = {"status": "Running", "status_detail": "Up 2 seconds",
-                                       "uuid": "must-not-win", "container_id": "secret"}
+    node1.replies["container_show"] = {
+        "status": "Running",
+        "status_detail": "Up 2 seconds",
+        "uuid": "must-not-win",
+        "container_id": "secret",
+    }
     r = api.as_member(PROJECT_A).get(f"/v1/containers/{row.uuid}")
     assert r.status == 200
     assert r.json["status"] == "Running" and r.json["status_detail"] == "Up 2 seconds"
@@ -206,6 +224,7 @@ def test_field_rule_depending_on_project_is_applied_per_row(api, rows, policy_re
 
 # --- container actions -------------------------------------------------------------------------
 
+
 def _action_rows(uuid: str) -> str:
     from zun.common.context import RequestContext
 
@@ -213,8 +232,14 @@ def _action_rows(uuid: str) -> str:
     with engine.transaction() as session:
         action_q.start_action(session, ctx, uuid, "start")
         action_q.start_event(session, uuid, "req-1", "compute__do_container_start")
-        action_q.finish_event(session, uuid, "req-1", "compute__do_container_start",
-                              result="Error", traceback="Traceback: boom")
+        action_q.finish_event(
+            session,
+            uuid,
+            "req-1",
+            "compute__do_container_start",
+            result="Error",
+            traceback="Traceback: boom",
+        )
     return "req-1"
 
 
@@ -249,8 +274,11 @@ def test_container_actions_policy_checked_before_lookup(api, rows, policy_reset)
 def test_action_datetimes_iso(api, rows):
     a1 = rows[0]
     _action_rows(a1.uuid)
-    action = api.as_member(PROJECT_A).get(
-        f"/v1/containers/{a1.uuid}/container_actions").json["containerActions"][0]
+    action = (
+        api.as_member(PROJECT_A)
+        .get(f"/v1/containers/{a1.uuid}/container_actions")
+        .json["containerActions"][0]
+    )
     datetime.datetime.strptime(action["start_time"], "%Y-%m-%dT%H:%M:%S.%f")
 
 
@@ -294,8 +322,9 @@ def test_show_is_one_statement(api, seed, bus):
     db = engine.get_engine()
     # Connections opened from here on report every statement the driver runs.
     db.dispose()
-    sa.event.listen(db, "connect",
-                    lambda dbapi_con, _rec: dbapi_con.set_trace_callback(statements.append))
+    sa.event.listen(
+        db, "connect", lambda dbapi_con, _rec: dbapi_con.set_trace_callback(statements.append)
+    )
     sa.event.listen(db, "before_cursor_execute", count)
     try:
         r = api.as_member(PROJECT_A).get(f"/v1/containers/{row.uuid}")
@@ -312,8 +341,11 @@ def test_show_of_a_container_in_flight_does_not_ask_the_node(api, node1, seed):
     # The node would answer these from the row too; a client polling a create must not
     # load the node doing it.
     node1.replies["container_show"] = {"status": "Running"}
-    for values in ({"status": "Creating"}, {"status": "Deleting"},
-                   {"status": "Created", "task_state": "container_starting"}):
+    for values in (
+        {"status": "Creating"},
+        {"status": "Deleting"},
+        {"status": "Created", "task_state": "container_starting"},
+    ):
         row = seed.row(container_row(**values))
         r = api.as_member(PROJECT_A).get(f"/v1/containers/{row.uuid}")
         assert r.status == 200 and r.json["status"] == values["status"]

@@ -31,16 +31,14 @@ DOWN_FOR = 100  # seconds since the last heartbeat: well beyond service_down_tim
 def dead(seed: Any, nodes: Any) -> str:
     """node1: its service last reported 100 s ago; 2 CPUs and 1 GiB claimed."""
     seed.service("node1", seen=DOWN_FOR)
-    seed.compute_node("node1", cpus=4, cpu_used=2.0, mem_total=8192, mem_used=1024,
-                      disk_used=0)
+    seed.compute_node("node1", cpus=4, cpu_used=2.0, mem_total=8192, mem_used=1024, disk_used=0)
     return "node1"
 
 
 @pytest.fixture
 def node2(nodes: Any, seed: Any) -> Any:
     seed.service("node2")
-    seed.compute_node("node2", cpus=8, cpu_used=0.0, mem_total=16384, mem_used=0,
-                      disk_used=0)
+    seed.compute_node("node2", cpus=8, cpu_used=0.0, mem_total=16384, mem_used=0, disk_used=0)
     return nodes.start("node2")
 
 
@@ -51,14 +49,27 @@ def _make(seed: Any, **values: Any) -> Any:
 def _actions(uuid: str) -> list[tuple[str, list[tuple[str | None, str | None]]]]:
     A, E = models.ContainerAction, models.ContainerActionEvent
     with engine.transaction(readonly=True) as session:
-        actions = list(session.execute(sa.select(A.id, A.action).where(
-            A.container_uuid == uuid).order_by(A.id)))
-        return [(name, [(e.event, e.result) for e in session.execute(
-            sa.select(E.event, E.result).where(E.action_id == aid).order_by(E.id))])
-            for aid, name in actions]
+        actions = list(
+            session.execute(
+                sa.select(A.id, A.action).where(A.container_uuid == uuid).order_by(A.id)
+            )
+        )
+        return [
+            (
+                name,
+                [
+                    (e.event, e.result)
+                    for e in session.execute(
+                        sa.select(E.event, E.result).where(E.action_id == aid).order_by(E.id)
+                    )
+                ],
+            )
+            for aid, name in actions
+        ]
 
 
 # --- Unknown at read time -------------------------------------------------------------------
+
 
 def test_containers_of_a_down_host_read_unknown_then_their_real_status(api, seed, dead, nodes):
     running = _make(seed, status="Running", project_id="project-admin")
@@ -67,15 +78,18 @@ def test_containers_of_a_down_host_read_unknown_then_their_real_status(api, seed
     assert listed[running.uuid]["status"] == "Unknown"
     assert "node1" in listed[running.uuid]["status_reason"]
     assert "has not reported" in listed[running.uuid]["status_reason"]
-    assert (listed[failed.uuid]["status"], listed[failed.uuid]["status_reason"]) == \
-        ("Error", "boom")
+    assert (listed[failed.uuid]["status"], listed[failed.uuid]["status_reason"]) == (
+        "Error",
+        "boom",
+    )
     shown = api.at("1.40").get(f"/v1/containers/{running.uuid}").json
     assert shown["status"] == "Unknown" and "node1" in shown["status_reason"]
     # Derived, never stored: the row keeps Running and shows it once the host beats again.
     assert db_row(running.uuid).status == "Running"
     with engine.transaction() as session:
-        session.execute(sa.update(models.ZunService).values(
-            last_seen_up=sa.func.current_timestamp()))
+        session.execute(
+            sa.update(models.ZunService).values(last_seen_up=sa.func.current_timestamp())
+        )
     node = nodes.start("node1")
     node.replies["container_show"] = {"status": "Running"}
     assert api.at("1.40").get(f"/v1/containers/{running.uuid}").json["status"] == "Running"
@@ -84,8 +98,11 @@ def test_containers_of_a_down_host_read_unknown_then_their_real_status(api, seed
 
 
 def test_a_host_without_its_engine_reads_unknown_and_is_not_asked(api, seed, nodes):
-    seed.service("node1", disabled=True,
-                 disabled_reason="AUTO: the container engine at unix:///x does not answer")
+    seed.service(
+        "node1",
+        disabled=True,
+        disabled_reason="AUTO: the container engine at unix:///x does not answer",
+    )
     seed.compute_node("node1")
     node = nodes.start("node1")
     row = _make(seed, status="Running", project_id="project-admin")
@@ -131,6 +148,7 @@ def test_status_filter_agrees_with_the_status_shown(api, seed, dead, nodes):
 
 # --- forced delete ---------------------------------------------------------------------------
 
+
 def test_forced_delete_on_a_down_host_removes_row_and_claim_now(api, seed, dead):
     row = _make(seed, status="Running", cpu=2.0, memory="1024", project_id="project-admin")
     plain = api.at("1.40").delete(f"/v1/containers/{row.uuid}")
@@ -144,20 +162,43 @@ def test_forced_delete_on_a_down_host_removes_row_and_claim_now(api, seed, dead)
 
 # --- creates stuck on a dead host -----------------------------------------------------------
 
-def _stuck_create(seed: Any, host: str = "node1", request: dict[str, Any] | None = None,
-                  attempts: int = 1) -> Any:
-    row = _make(seed, status="Creating", task_state="container_creating", host=host,
-                cpu=1.0, memory="512", project_id="project-admin")
+
+def _stuck_create(
+    seed: Any, host: str = "node1", request: dict[str, Any] | None = None, attempts: int = 1
+) -> Any:
+    row = _make(
+        seed,
+        status="Creating",
+        task_state="container_creating",
+        host=host,
+        cpu=1.0,
+        memory="512",
+        project_id="project-admin",
+    )
     with engine.transaction() as session:
-        action = models.ContainerAction(action="create", container_uuid=row.uuid,
-                                        request_id="req-original", project_id="project-admin",
-                                        user_id="admin")
+        action = models.ContainerAction(
+            action="create",
+            container_uuid=row.uuid,
+            request_id="req-original",
+            project_id="project-admin",
+            user_id="admin",
+        )
         session.add(action)
         session.flush()
         for number in range(1, attempts + 1):
-            attempt_q.record(session, action.id, host, number, request or {
-                "run": True, "requested_networks": [{"network": "n1"}],
-                "requested_volumes": [], "is_admin": True})
+            attempt_q.record(
+                session,
+                action.id,
+                host,
+                number,
+                request
+                or {
+                    "run": True,
+                    "requested_networks": [{"network": "n1"}],
+                    "requested_volumes": [],
+                    "is_admin": True,
+                },
+            )
     return row
 
 
@@ -165,17 +206,31 @@ def test_create_stuck_on_a_dead_host_moves_with_its_request(api, seed, dead, nod
     row = _stuck_create(seed)
     node_monitor.run_once()
     sent = node2.wait_for("container_create")[0]
-    assert sent.kwargs == {"container_uuid": row.uuid, "run": True,
-                           "requested_networks": [{"network": "n1"}], "requested_volumes": []}
+    assert sent.kwargs == {
+        "container_uuid": row.uuid,
+        "run": True,
+        "requested_networks": [{"network": "n1"}],
+        "requested_volumes": [],
+    }
     assert sent.context["request_id"] == "req-original"
     stored = db_row(row.uuid)
-    assert (stored.host, stored.status, stored.task_state) == \
-        ("node2", "Creating", "container_creating")
+    assert (stored.host, stored.status, stored.task_state) == (
+        "node2",
+        "Creating",
+        "container_creating",
+    )
     assert node_usage("node2") == (1.0, 512, 0)
     assert node_usage("node1") == (1.0, 512, 0)  # its 1 CPU / 512 MiB given back
-    assert _actions(row.uuid) == [("create", [
-        ("schedule_attempt", "Success"), ("compute__do_container_create", "Error"),
-        ("schedule_attempt", "Success")])]
+    assert _actions(row.uuid) == [
+        (
+            "create",
+            [
+                ("schedule_attempt", "Success"),
+                ("compute__do_container_create", "Error"),
+                ("schedule_attempt", "Success"),
+            ],
+        )
+    ]
     node_monitor.run_once()  # node2 is up: nothing moves twice
     assert len(node2.messages) == 1
 
@@ -219,8 +274,10 @@ def test_a_create_with_no_other_host_ends_in_error(api, seed, dead):
 
 
 def test_create_keeps_its_request_for_a_replay(api, seed, node2):
-    r = api.at("1.40").post("/v1/containers?run=true", json={
-        "image": "busybox", "nets": [{"network": "zun-net-project-admin"}]})
+    r = api.at("1.40").post(
+        "/v1/containers?run=true",
+        json={"image": "busybox", "nets": [{"network": "zun-net-project-admin"}]},
+    )
     assert r.status == 202, r
     with engine.transaction(readonly=True) as session:
         attempt = attempt_q.latest(session, r.json["uuid"])
@@ -230,6 +287,7 @@ def test_create_keeps_its_request_for_a_replay(api, seed, node2):
 
 
 # --- evacuate and purge (1.41) -------------------------------------------------------------
+
 
 def test_evacuate_and_purge_need_1_41_and_an_admin(api, seed, dead):
     for action in ("evacuate", "purge"):
@@ -254,20 +312,35 @@ def test_evacuate_bad_body_is_400(api, seed, dead):
 
 def test_evacuate_recreates_elsewhere_and_leaves_local_volumes(api, seed, dead, node2):
     running = _make(seed, status="Running", cpu=1.0, memory="512")
-    stopped = _make(seed, status="Stopped", cpu=1.0, memory="512",
-                    addresses={"custom-net": [{"addr": "10.0.0.5"}]})
+    stopped = _make(
+        seed,
+        status="Stopped",
+        cpu=1.0,
+        memory="512",
+        addresses={"custom-net": [{"addr": "10.0.0.5"}]},
+    )
     with_volume = _make(seed, status="Running", cpu=0.5, memory="64")
     deleting = _make(seed, status="Deleting", cpu=0.1, memory="16")
     with engine.transaction() as session:
-        volume = models.Volume(uuid="0c6e7c3e-7e57-4c1e-9d3b-1c0e2f4a5b6c",
-                               volume_provider="local", cinder_volume_id=None,
-                               project_id="project-a", user_id="user-a")
+        volume = models.Volume(
+            uuid="0c6e7c3e-7e57-4c1e-9d3b-1c0e2f4a5b6c",
+            volume_provider="local",
+            cinder_volume_id=None,
+            project_id="project-a",
+            user_id="user-a",
+        )
         session.add(volume)
         session.flush()
-        session.add(models.VolumeMapping(uuid="1c6e7c3e-7e57-4c1e-9d3b-1c0e2f4a5b6c",
-                                         container_uuid=with_volume.uuid,
-                                         container_path="/data", volume_id=volume.id,
-                                         project_id="project-a", user_id="user-a"))
+        session.add(
+            models.VolumeMapping(
+                uuid="1c6e7c3e-7e57-4c1e-9d3b-1c0e2f4a5b6c",
+                container_uuid=with_volume.uuid,
+                container_path="/data",
+                volume_id=volume.id,
+                project_id="project-a",
+                user_id="user-a",
+            )
+        )
     r = api.at("1.41").post("/v1/hosts/node1/evacuate")
     assert r.status == 202, r
     outcomes = {o["uuid"]: o for o in r.json["containers"]}
@@ -285,10 +358,18 @@ def test_evacuate_recreates_elsewhere_and_leaves_local_volumes(api, seed, dead, 
     assert sent[running.uuid].context["request_id"] == r.headers["x-openstack-request-id"]
     for uuid in (running.uuid, stopped.uuid):
         stored = db_row(uuid)
-        assert (stored.host, stored.status, stored.task_state, stored.addresses) == \
-            ("node2", "Creating", "container_creating", None)
-        assert _actions(uuid) == [("evacuate", [("compute__do_container_create", "Error"),
-                                                ("schedule_attempt", "Success")])]
+        assert (stored.host, stored.status, stored.task_state, stored.addresses) == (
+            "node2",
+            "Creating",
+            "container_creating",
+            None,
+        )
+        assert _actions(uuid) == [
+            (
+                "evacuate",
+                [("compute__do_container_create", "Error"), ("schedule_attempt", "Success")],
+            )
+        ]
     assert db_row(with_volume.uuid).host == "node1"
     assert node_usage("node2") == (2.0, 1024, 0)
     assert node_usage("node1") == (0.0, 0, 0)  # 2 CPUs / 1 GiB moved away
@@ -338,13 +419,20 @@ def test_purge_removes_rows_and_claims(api, seed, dead, node2):
 
 
 def test_calls_and_actions_on_a_host_without_its_engine_are_409_at_once(api, seed, nodes):
-    seed.service("node1", disabled=True,
-                 disabled_reason="AUTO: the container engine at unix:///x does not answer")
+    seed.service(
+        "node1",
+        disabled=True,
+        disabled_reason="AUTO: the container engine at unix:///x does not answer",
+    )
     seed.compute_node("node1")
     node = nodes.start("node1")
     row = _make(seed, status="Running", project_id="project-admin")
-    for method, path in (("GET", "logs"), ("POST", "stop"), ("POST", "execute?command=ls"),
-                         ("GET", "top")):
+    for method, path in (
+        ("GET", "logs"),
+        ("POST", "stop"),
+        ("POST", "execute?command=ls"),
+        ("GET", "top"),
+    ):
         r = api.at("1.40").request(method, f"/v1/containers/{row.uuid}/{path}")
         assert r.status == 409, (path, r)
         assert r.error["code"] == "container.container-host-engine-down"

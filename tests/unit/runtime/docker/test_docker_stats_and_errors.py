@@ -13,17 +13,29 @@ from zun.runtime.docker import client as docker_client
 from zun.runtime.docker import driver, stats
 
 RAW = {
-    "cpu_stats": {"cpu_usage": {"total_usage": 3_000_000_000}, "system_cpu_usage": 20_000_000_000,
-                  "online_cpus": 2},
-    "precpu_stats": {"cpu_usage": {"total_usage": 1_000_000_000},
-                     "system_cpu_usage": 10_000_000_000},
-    "memory_stats": {"usage": 12 << 20, "limit": 64 << 20,
-                     "stats": {"total_inactive_file": 4 << 20}},
-    "blkio_stats": {"io_service_bytes_recursive": [
-        {"op": "Read", "value": 100}, {"op": "Write", "value": 50},
-        {"op": "read", "value": 1}, {"op": "Total", "value": 151}]},
-    "networks": {"eth0": {"rx_bytes": 10, "tx_bytes": 20},
-                 "eth1": {"rx_bytes": 1, "tx_bytes": 2}},
+    "cpu_stats": {
+        "cpu_usage": {"total_usage": 3_000_000_000},
+        "system_cpu_usage": 20_000_000_000,
+        "online_cpus": 2,
+    },
+    "precpu_stats": {
+        "cpu_usage": {"total_usage": 1_000_000_000},
+        "system_cpu_usage": 10_000_000_000,
+    },
+    "memory_stats": {
+        "usage": 12 << 20,
+        "limit": 64 << 20,
+        "stats": {"total_inactive_file": 4 << 20},
+    },
+    "blkio_stats": {
+        "io_service_bytes_recursive": [
+            {"op": "Read", "value": 100},
+            {"op": "Write", "value": 50},
+            {"op": "read", "value": 1},
+            {"op": "Total", "value": 151},
+        ]
+    },
+    "networks": {"eth0": {"rx_bytes": 10, "tx_bytes": 20}, "eth1": {"rx_bytes": 1, "tx_bytes": 2}},
 }
 
 
@@ -81,10 +93,18 @@ def test_translate_errors_chains_the_cause() -> None:
     assert info.value.__cause__ is original
 
 
-@pytest.mark.parametrize(("given", "expected"), [
-    (None, None), ("", None), ("9", 9), (15, 15), ("kill", "SIGKILL"),
-    ("SIGTERM", "SIGTERM"), ("sigusr1", "SIGUSR1"),
-])
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        (None, None),
+        ("", None),
+        ("9", 9),
+        (15, 15),
+        ("kill", "SIGKILL"),
+        ("SIGTERM", "SIGTERM"),
+        ("sigusr1", "SIGUSR1"),
+    ],
+)
 def test_signal_argument(given: object, expected: object) -> None:
     assert driver._signal_arg(given) == expected
 
@@ -94,7 +114,8 @@ def test_since_argument() -> None:
     assert driver._since_arg("") is None
     assert driver._since_arg("1700000000") == 1700000000
     assert driver._since_arg("2026-01-15 11:00:00,500") == datetime.datetime(
-        2026, 1, 15, 11, 0, 0, 500000)
+        2026, 1, 15, 11, 0, 0, 500000
+    )
     with pytest.raises(exception.InvalidValue):
         driver._since_arg("yesterday")
 
@@ -111,4 +132,8 @@ def test_host_memory_reads_meminfo(tmp_path) -> None:  # type: ignore[no-untyped
     meminfo = tmp_path / "meminfo"
     meminfo.write_text("MemTotal:  2097152 kB\nMemFree:   524288 kB\nMemAvailable: 1048576 kB\n")
     assert driver.host_memory(str(meminfo)) == {
-        "mem_total": 2048, "mem_free": 512, "mem_available": 1024, "mem_used": 1024}
+        "mem_total": 2048,
+        "mem_free": 512,
+        "mem_available": 1024,
+        "mem_used": 1024,
+    }

@@ -26,7 +26,8 @@ def upgrade() -> None:
         sa.Column("name", sa.String(64), primary_key=True),
         sa.Column("holder", sa.String(255), nullable=True),
         sa.Column("expires_at", sa.DateTime(), nullable=True),
-        mysql_engine="InnoDB", mysql_charset="utf8mb3",
+        mysql_engine="InnoDB",
+        mysql_charset="utf8mb3",
     )
 
 
