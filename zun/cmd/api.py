@@ -50,7 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     gc.freeze()
     ledger = ConnectionLedger(count)
     try:
-        return prefork.run_workers(count, lambda slot: serve(sock, ledger.seat(slot)))
+        return prefork.run_workers(
+            count, lambda slot: serve(sock, ledger.seat(slot)), on_exit=ledger.vacate
+        )
     finally:
         sock.close()
 

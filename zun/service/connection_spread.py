@@ -11,7 +11,8 @@ anonymous shared mapping made before the fork), and a worker holding more connec
 least loaded live one stops watching the listening socket, so the next connection goes to that
 one. A worker that has not written its slot for :data:`STALE_AFTER_NS` (stopped, hung, dead
 and not yet replaced, or inside one long call that keeps its event loop from running) does not
-count, so no connection waits longer than that for it; the loops write their slots at least
+count (the parent also clears a dead worker's slot as soon as it reaps it), so no connection
+waits longer than that for it; the loops write their slots at least
 every :data:`LOOP_TIMEOUT` seconds. A worker decides whether to watch the socket before it
 sleeps, so a worker that accepts a connection wakes the others (an eventfd each, made with the
 page), which then decide again: the least loaded one is watching when the next one arrives.
@@ -42,6 +43,10 @@ class ConnectionLedger:
         self._page = mmap.mmap(-1, 8 * _FIELDS * workers)
         self._slots = memoryview(self._page).cast("q")
         self._wakes = [os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC) for _ in range(workers)]
+
+    def vacate(self, slot: int) -> None:
+        """The worker of ``slot`` died: the others stop waiting for it at once."""
+        self.seat(slot).withdraw()
 
     def seat(self, slot: int) -> Seat:
         if not 0 <= slot < self.workers:

@@ -64,9 +64,14 @@ def _stop_with_parent() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def run_workers(workers: int, child_main: Callable[[int], int]) -> int:
+def run_workers(
+    workers: int,
+    child_main: Callable[[int], int],
+    on_exit: Callable[[int], None] | None = None,
+) -> int:
     """Fork ``workers`` children running ``child_main(slot)`` and supervise them until a
-    signal."""
+    signal; ``on_exit(slot)`` runs in the parent when a child has died, before its
+    replacement starts."""
     stop = threading.Event()
 
     def _handle(signum: int, _frame: object) -> None:
@@ -84,7 +89,7 @@ def run_workers(workers: int, child_main: Callable[[int], int]) -> int:
             "Started %d API worker processes: %s", workers, ", ".join(str(pid) for pid in children)
         )
         while not stop.wait(_POLL):
-            code = _reap(children, child_main)
+            code = _reap(children, child_main, on_exit)
             if code:
                 break
     finally:
@@ -94,7 +99,11 @@ def run_workers(workers: int, child_main: Callable[[int], int]) -> int:
     return code
 
 
-def _reap(children: dict[int, tuple[float, int]], child_main: Callable[[int], int]) -> int:
+def _reap(
+    children: dict[int, tuple[float, int]],
+    child_main: Callable[[int], int],
+    on_exit: Callable[[int], None] | None = None,
+) -> int:
     """Replace children that died; non-zero when one died during start-up."""
     while children:
         try:
@@ -107,6 +116,8 @@ def _reap(children: dict[int, tuple[float, int]], child_main: Callable[[int], in
         if entry is None:
             continue
         started, slot = entry
+        if on_exit is not None:
+            on_exit(slot)
         exit_code = os.waitstatus_to_exitcode(status)
         # A child killed by a signal is replaced whenever it died; one that gave up by
         # itself right after starting found a problem another child would find too.

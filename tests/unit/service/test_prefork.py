@@ -37,3 +37,24 @@ def test_sigterm_is_passed_to_every_child(tmp_path: Path) -> None:
     ups = {p.name.split("-")[1] for p in tmp_path.glob("up-*")}
     stops = {p.name.split("-")[1] for p in tmp_path.glob("stopped-*")}
     assert len(ups) == 3 and ups == stops
+
+
+def test_a_dead_childs_slot_is_reported_and_inherited_by_its_replacement(tmp_path: Path) -> None:
+    exits: list[int] = []
+
+    def child(slot: int) -> int:
+        (tmp_path / f"slot{slot}-{os.getpid()}").touch()
+        if slot == 0:
+            return 0  # a clean exit: replaced, in the same slot
+        threading.Event().wait(30)
+        return 0
+
+    def on_exit(slot: int) -> None:
+        exits.append(slot)
+        if len(exits) == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    assert prefork.run_workers(2, child, on_exit=on_exit) == 0
+    assert exits == [0, 0]
+    assert len(list(tmp_path.glob("slot0-*"))) >= 2  # the first child and its replacement
+    assert len(list(tmp_path.glob("slot1-*"))) == 1
