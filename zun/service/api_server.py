@@ -134,6 +134,7 @@ class _Wake(file_dispatcher):
 
     def __init__(self, seat: Seat, map: dict[int, Any]) -> None:
         super().__init__(seat.wake_fd, map=map)
+        self._seat = seat
 
     def readable(self) -> bool:
         return True
@@ -142,7 +143,7 @@ class _Wake(file_dispatcher):
         return False
 
     def handle_read(self) -> None:
-        Seat.drain(self._fileno)
+        self._seat.drain()
 
 
 class ApiServer:

@@ -9,11 +9,11 @@ the other worker idled.
 Each worker publishes its count of open connections in a page shared by all of them (an
 anonymous shared mapping made before the fork), and a worker holding more connections than the
 least loaded live one stops watching the listening socket, so the next connection goes to that
-one. A worker that has not written its slot for :data:`STALE_AFTER_NS` (stopped, hung, dead
-and not yet replaced, or inside one long call that keeps its event loop from running) does not
-count (the parent also clears a dead worker's slot as soon as it reaps it), so no connection
-waits longer than that for it; the loops write their slots at least
-every :data:`LOOP_TIMEOUT` seconds. A worker decides whether to watch the socket before it
+one. A worker that has not written its slot for :data:`STALE_AFTER_NS` (stopped, hung, or
+inside one long call that keeps its event loop from running) does not count, so no connection
+waits longer than that for it; the loops write their slots at least every
+:data:`LOOP_TIMEOUT` seconds, and the parent clears a dead worker's slot when it reaps it. A
+worker decides whether to watch the socket before it
 sleeps, so a worker that accepts a connection wakes the others (an eventfd each, made with the
 page), which then decide again: the least loaded one is watching when the next one arrives.
 """
@@ -96,10 +96,10 @@ class Seat:
                 except OSError:  # BlockingIOError: its counter is full, it is awake anyway
                     pass
 
-    @staticmethod
-    def drain(fd: int) -> None:
+    def drain(self) -> None:
+        """Clear the wake-up (the loop is running, and decides again on this pass)."""
         try:
-            os.eventfd_read(fd)
+            os.eventfd_read(self.wake_fd)
         except BlockingIOError:
             pass
 
