@@ -7,6 +7,10 @@ headers, or a default admin), the local Docker engine. Needs no configuration fi
 The state directory (database, volumes, and the lock that keeps one zun-all per directory) is
 ``--state-dir`` when given, else the configuration's ``[DEFAULT]/state_path`` (default
 ``/var/lib/zun``): two instances with their own configuration files run side by side.
+
+zun-all runs at a lower CPU weight than Docker (``--cpu-nice``, default 10, in a session of its
+own: ``zun.service.cpu_weight``). That is decided first, before anything heavy is imported, so
+this module imports the rest of zun inside its functions.
 """
 
 from __future__ import annotations
@@ -15,16 +19,17 @@ import argparse
 import logging
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from zun.cmd import common
-from zun.conf import CONF
-from zun.service import runner
-from zun.service import state_dir as state_files
-from zun.service.state_lock import StateDirLocked, StateLock
+from zun.service import cpu_weight
+
+if TYPE_CHECKING:
+    from zun.service import runner
 
 LOG = logging.getLogger("zun.cmd.all")
 
 DEFAULT_STATE_DIR = "/var/lib/zun"
+DEFAULT_CPU_NICE = 10
 
 
 def _parse_own_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -42,6 +47,14 @@ def _parse_own_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument(
         "--wsproxy-port", type=int, default=None, help="console proxy port (default 6784)"
     )
+    parser.add_argument(
+        "--cpu-nice",
+        type=int,
+        default=DEFAULT_CPU_NICE,
+        metavar="N",
+        help="CPU weight against Docker and the containers: run in a session of its own at "
+        f"nice N (default {DEFAULT_CPU_NICE}; 0 leaves the priority as started)",
+    )
     own, rest = parser.parse_known_args(argv)
     if "-h" in rest or "--help" in rest:
         # oslo.config prints the configuration options next; ours come first.
@@ -53,6 +66,8 @@ def apply_embedded_defaults() -> None:
     """Defaults of the embedded mode, set before the configuration files are read."""
     # oslo.messaging registers transport_url lazily; register it now to give it a default.
     from oslo_messaging import opts as messaging_opts
+
+    from zun.conf import CONF
 
     for group, opts in messaging_opts.list_opts():
         if group in (None, "DEFAULT"):
@@ -69,6 +84,8 @@ def apply_embedded_defaults() -> None:
 def resolve_state_dir(requested: str | None) -> Path:
     """``--state-dir`` wins over ``[DEFAULT]/state_path``; the database defaults to a SQLite
     file there (a file's ``[database]/connection`` still wins). After parsing the config."""
+    from zun.conf import CONF
+
     if requested:
         CONF.set_override("state_path", str(Path(requested).resolve()))
     state_dir = Path(CONF.state_path).resolve()
@@ -79,6 +96,13 @@ def resolve_state_dir(requested: str | None) -> Path:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv if argv is None else argv)
     own, rest = _parse_own_args(argv[1:])
+    helping = "-h" in rest or "--help" in rest
+    weight = None if helping else cpu_weight.enter_own_session(own.cpu_nice)
+    from zun.cmd import common
+    from zun.conf import CONF
+    from zun.service import state_dir as state_files
+    from zun.service.state_lock import StateDirLocked, StateLock
+
     apply_embedded_defaults()
     common.prepare(["zun-all", *rest], default_config_files=[])
     state_dir = resolve_state_dir(own.state_dir)
@@ -96,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     state_files.secure(
         state_dir, sqlite=CONF.database.connection == f"sqlite:///{state_dir / state_files.DB_FILE}"
     )
+    if weight is not None:
+        LOG.info("CPU weight: %s", weight)
     lock = StateLock(state_dir)
     try:
         lock.acquire()
@@ -112,10 +138,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(state_dir: Path) -> int:
     from zun.api.app import build_app
+    from zun.cmd import common
     from zun.common import rpc
     from zun.compute.agent import ComputeAgent
     from zun.compute.node_monitor import NodeMonitor
+    from zun.conf import CONF
     from zun.db import engine, migration
+    from zun.service import runner
     from zun.service.api_server import ApiServer
 
     LOG.info("Embedded mode: state directory %s", state_dir)
