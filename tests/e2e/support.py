@@ -143,10 +143,27 @@ class ZunAll:
             return self.proc.wait()
 
     def kill(self) -> None:
-        """SIGKILL: no clean-up of any kind, as a crash."""
+        """SIGKILL: no clean-up of any kind, as a crash. zun-all serves from a forked child
+        (``--cpu-nice``) that the kernel kills with it; wait until that one is gone too, or a
+        restart would find the state directory still locked."""
         assert self.proc is not None
+        pid = self.proc.pid
+        served_by = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        for child in served_by:
+            while Path(f"/proc/{child}").exists() and _state(int(child)) != "Z":
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"zun-all's service (pid {child}) outlived it")
+                time.sleep(0.05)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
 
 
 def engine_uuids(docker_client: Any, host: str) -> set[str]:

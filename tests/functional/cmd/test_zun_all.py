@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from zun.service import cpu_weight
+
 ZUN_ALL = Path(sys.executable).parent / "zun-all"
 
 pytestmark = pytest.mark.docker
@@ -77,6 +79,13 @@ class Running:
             time.sleep(0.2)
         raise AssertionError("zun-all did not answer in time")
 
+    def server_pid(self) -> int:
+        """The process that serves: zun-all forks into a session of its own (``--cpu-nice``)
+        and what it started as stays behind to pass signals on."""
+        pid = self.proc.pid
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        return int(children[0]) if children else pid
+
     def stop(self) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -134,7 +143,7 @@ def test_second_instance_on_same_state_dir_is_refused(zun_all: Running) -> None:
     )
     assert result.returncode == 2
     assert "already running on state directory" in result.stderr
-    assert str(zun_all.proc.pid) in result.stderr
+    assert f"pid {zun_all.server_pid()}" in result.stderr
 
 
 def test_two_instances_with_their_own_config_files_run_side_by_side(tmp_path: Path) -> None:
@@ -146,7 +155,7 @@ def test_two_instances_with_their_own_config_files_run_side_by_side(tmp_path: Pa
         second.wait_ready()
         for server in (first, second):
             assert (server.state_dir / "zun.sqlite").exists()
-            assert (server.state_dir / "zun-all.lock").read_text() == str(server.proc.pid)
+            assert (server.state_dir / "zun-all.lock").read_text() == str(server.server_pid())
     finally:
         assert first.stop() == 0
         assert second.stop() == 0
@@ -283,3 +292,42 @@ def test_log_file_option(tmp_path: Path) -> None:
     text = log_file.read_text()
     assert "zun-all ready on" in text and "Stopped" in text
     assert b"zun-all ready on" not in stderr
+
+
+def _nice_and_group(pid: int) -> tuple[int, str]:
+    nice = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+    return nice, Path(f"/proc/{pid}/autogroup").read_text().split()[-1]
+
+
+def test_serves_from_a_session_of_its_own_at_cpu_nice_10(zun_all: Running) -> None:
+    """Started from a shell, zun-all's service yields the CPU to Docker and the containers: its
+    own session (so its own scheduling autogroup) at nice 10. The process started stays in the
+    caller's session, at the caller's priority, and its SIGTERM stops the service (the fixture's
+    stop, and the lock and stderr tests above, go through it)."""
+    server = zun_all.server_pid()
+    if not cpu_weight.autogroups_enabled():  # a nice value alone then weighs against all tasks
+        assert server == zun_all.proc.pid and _nice_and_group(server)[0] == 10
+        return
+    assert server != zun_all.proc.pid
+    assert os.getsid(server) == server
+    assert os.getsid(zun_all.proc.pid) == os.getsid(0)
+    assert _nice_and_group(server) == (10, "10")
+    assert _nice_and_group(zun_all.proc.pid)[0] == os.getpriority(os.PRIO_PROCESS, 0)
+    assert "CPU weight: nice 10, own session's autogroup at nice 10, forked from pid " in (
+        zun_all.log.read_text()
+    )
+
+
+def test_cpu_nice_0_runs_as_started(tmp_path: Path) -> None:
+    port = _free_port()
+    state = tmp_path / "state"
+    args = ["--state-dir", str(state), "--port", str(port), "--wsproxy-port", str(_free_port())]
+    server = Running(state, port, [*args, "--cpu-nice", "0"])
+    try:
+        server.wait_ready()
+        assert server.server_pid() == server.proc.pid
+        assert _nice_and_group(server.proc.pid)[0] == os.getpriority(os.PRIO_PROCESS, 0)
+        assert (state / "zun-all.lock").read_text() == str(server.proc.pid)
+        assert "CPU weight" not in server.log.read_text()
+    finally:
+        assert server.stop() == 0
