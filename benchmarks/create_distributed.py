@@ -54,6 +54,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,14 +63,13 @@ import pymysql
 from create_steps import (
     STEP_ORDER,
     ZunClient,
-    _cpu_seconds,
     _free_port,
-    _own_session,
     parallel,
     raw_once,
     raw_parallel,
     resident_network,
     step_table,
+    tree_cpu,
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -93,20 +93,14 @@ SLOW_POLL = 0.5
 CREATE_TIMEOUT = 60
 
 
-def _tree_cpu(pid: int) -> float:
-    """utime + stime of a process and of its live descendants (zun-api's workers)."""
-    try:
-        total = _cpu_seconds(pid)
-        tasks = list(Path(f"/proc/{pid}/task").iterdir())
-    except OSError:
-        return 0.0
-    for task in tasks:
-        try:
-            children = (task / "children").read_text().split()
-        except OSError:
-            continue
-        total += sum(_tree_cpu(int(child)) for child in children)
-    return total
+def _own_session(nice: int) -> Callable[[], None]:
+    """What a service manager does (a service alone in its session, so in its own scheduling
+    autogroup), with that autogroup's nice value set to ``nice``: runs in the child."""
+
+    def lower() -> None:
+        Path("/proc/self/autogroup").write_text(str(nice))
+
+    return lower
 
 
 # Shared daemons whose CPU is shown beside the services' (each phase's polls and creates also
@@ -139,13 +133,13 @@ class Phase:
         self.client = self.wall = 0.0
 
     def __enter__(self) -> Phase:
-        self._s = {name: _tree_cpu(pid) for name, pid in self.pids.items()}
+        self._s = {name: tree_cpu(pid) for name, pid in self.pids.items()}
         self._c, self._w = time.process_time(), time.monotonic()
         return self
 
     def __exit__(self, *_exc: object) -> None:
         for name, pid in self.pids.items():
-            self.cpu[name] += _tree_cpu(pid) - self._s[name]
+            self.cpu[name] += tree_cpu(pid) - self._s[name]
         self.client += time.process_time() - self._c
         self.wall += time.monotonic() - self._w
 

@@ -1,7 +1,7 @@
 """Where a create's time goes, and create-to-Running as a polling client sees it vs raw Docker.
 
     python benchmarks/create_steps.py [--runs 10] [--parallel 10] [--poll 0.02]
-        [--set GROUP.OPTION=VALUE ...] [--session-nice N]
+        [--set GROUP.OPTION=VALUE ...] [--cpu-nice N]
 
 One run, on the local Docker engine, with ``zun-all`` (SQLite, in-process bus) started through
 ``benchmarks/_create_probe.py``, which times each step of a create from the outside:
@@ -27,7 +27,8 @@ One run, on the local Docker engine, with ``zun-all`` (SQLite, in-process bus) s
    project network lock and check around ``docker create``), docker create, docker start,
    inspect, status write, and the time from the status write to the client's poll that saw it.
 4. The CPU zun-all and this client used while the API creates of each phase ran (utime +
-   stime over wall time): what a fast-polling client costs.
+   stime over wall time, of zun-all's whole process tree: it forks to run in a session of its
+   own, ``--cpu-nice``): what a fast-polling client costs.
 
 Every container is removed afterwards. Ratios, not absolute times, are the result: the machine
 is shared.
@@ -51,7 +52,6 @@ import threading
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -100,16 +100,6 @@ def config_text(host: str, settings: list[str]) -> str:
     return "".join(
         f"[{group}]\n" + "".join(f"{line}\n" for line in lines) for group, lines in groups.items()
     )
-
-
-def _own_session(nice: int) -> Callable[[], None]:
-    """What a service manager does (zun-all alone in its session, so in its own scheduling
-    autogroup), with that autogroup's nice value set to ``nice``: runs in the child."""
-
-    def lower() -> None:
-        Path("/proc/self/autogroup").write_text(str(nice))
-
-    return lower
 
 
 class ZunClient:
@@ -191,7 +181,7 @@ class ZunClient:
 
 class Zun(ZunClient):
     def __init__(
-        self, base: Path, settings: list[str] | None = None, session_nice: int | None = None
+        self, base: Path, settings: list[str] | None = None, cpu_nice: int | None = None
     ) -> None:
         self.port = _free_port()
         self.host = f"bench-{uuid.uuid4().hex[:8]}"
@@ -213,12 +203,11 @@ class Zun(ZunClient):
                 str(self.port),
                 "--config-file",
                 str(config),
+                *([] if cpu_nice is None else ["--cpu-nice", str(cpu_nice)]),
             ],
             stdout=subprocess.DEVNULL,
             stderr=self.log,
             env={**os.environ, "ZUN_BENCH_STEPS": str(self.steps)},
-            start_new_session=session_nice is not None,
-            preexec_fn=None if session_nice is None else _own_session(session_nice),
         )
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
@@ -232,6 +221,20 @@ class Zun(ZunClient):
                 pass
             time.sleep(0.1)
         raise SystemExit("zun-all did not become ready")
+
+    def server_pid(self) -> int:
+        """The process that serves: zun-all's child when it forked into a session of its own."""
+        pid = self.proc.pid
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        return int(children[0]) if children else pid
+
+    def weight(self) -> str:
+        """The serving process's nice value and autogroup, as the kernel has them."""
+        pid = self.server_pid()
+        nice = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16]
+        group = Path(f"/proc/{pid}/autogroup").read_text().strip()
+        own = "own session" if os.getsid(pid) == pid else f"session of pid {os.getsid(pid)}"
+        return f"pid {pid}, nice {nice}, {own}, {group}"
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -352,6 +355,23 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def tree_cpu(pid: int) -> float:
+    """utime + stime of a process and of its live descendants (zun-all's forked service,
+    zun-api's workers)."""
+    try:
+        total = _cpu_seconds(pid)
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return 0.0
+    for task in tasks:
+        try:
+            children = (task / "children").read_text().split()
+        except OSError:
+            continue
+        total += sum(tree_cpu(int(child)) for child in children)
+    return total
+
+
 class Phase:
     """Wall time and CPU seconds of zun-all and of this process over a phase."""
 
@@ -360,11 +380,11 @@ class Phase:
         self.server = self.client = self.wall = 0.0
 
     def __enter__(self) -> Phase:
-        self._s, self._c, self._w = (_cpu_seconds(self.pid), time.process_time(), time.monotonic())
+        self._s, self._c, self._w = (tree_cpu(self.pid), time.process_time(), time.monotonic())
         return self
 
     def __exit__(self, *_exc: object) -> None:
-        self.server += _cpu_seconds(self.pid) - self._s
+        self.server += tree_cpu(self.pid) - self._s
         self.client += time.process_time() - self._c
         self.wall += time.monotonic() - self._w
 
@@ -395,13 +415,12 @@ def main() -> int:
         help="a zun-all setting, e.g. api.workers=4 (repeatable)",
     )
     parser.add_argument(
-        "--session-nice",
+        "--cpu-nice",
         type=int,
         default=None,
         metavar="N",
-        help="start zun-all in a session of its own (as a service manager "
-        "does) and give that session's scheduling autogroup nice N: the "
-        "CPU priority of the whole process against Docker's",
+        help="zun-all's --cpu-nice: its CPU weight against Docker's, as the nice "
+        "value of a session of its own (default: zun-all's, 10; 0: as started)",
     )
     args = parser.parse_args()
 
@@ -411,7 +430,7 @@ def main() -> int:
     raw_net = f"bench-raw-{uuid.uuid4().hex[:8]}"
     client.networks.create(raw_net, driver="bridge", labels={"bench": "raw"})
     try:
-        zun = Zun(base, args.set, args.session_nice)
+        zun = Zun(base, args.set, args.cpu_nice)
     except BaseException:
         client.networks.get(raw_net).remove()
         shutil.rmtree(base, ignore_errors=True)
@@ -510,11 +529,7 @@ def main() -> int:
             f"load average {load0:.1f} at start, {load1:.1f} at the end, on "
             f"{os.cpu_count()} CPUs; {args.runs} idle rounds, {args.parallel_rounds} x "
             f"{args.parallel} parallel; settings: {' '.join(args.set) or 'defaults'}"
-            + (
-                ""
-                if args.session_nice is None
-                else f"; own session, autogroup nice {args.session_nice}"
-            )
+            + f"; zun-all: {zun.weight()}"
         )
         print("\nidle (medians):")
         print(

@@ -83,7 +83,7 @@ def main() -> int:
     load0 = os.getloadavg()[0]
     try:
         zun = Zun(base)
-        pid = zun.proc.pid
+        pid = zun.server_pid()
         keeper = zun.create_and_wait(0.1)["uuid"]
         frozen = _frozen_creating_row(zun, base, keeper)
         path = f"/v1/containers/{frozen}" if args.path == "show" else "/"
