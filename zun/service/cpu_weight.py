@@ -7,7 +7,9 @@ wait instead, and the creates run as fast as unpolled ones. The containers and t
 runs them come first; the control plane takes what is left, which on an idle host is all of it.
 
 With the kernel's autogroups (the default), a nice value weighs only against tasks of the same
-session: CPU time is shared between sessions first. So zun-all needs a session of its own. A
+session: CPU time is shared between sessions first. So zun-all needs a session of its own. (A
+process in a CPU cgroup other than the root, such as a systemd unit's, is weighed by its cgroup
+instead: there it only lowers its nice value, and the cgroup's weight is the operator's.) A
 process that already leads its session (started by a service manager, ``setsid`` or as a
 container's first process) sets its autogroup's nice in place. Any other (started from a shell
 or a script) forks: the child leaves the caller's session and runs the service; the parent stays
@@ -32,6 +34,8 @@ from zun.service.session_supervisor import FORWARDED
 
 AUTOGROUP = Path("/proc/self/autogroup")
 AUTOGROUP_SWITCH = Path("/proc/sys/kernel/sched_autogroup_enabled")
+CGROUP = Path("/proc/self/cgroup")
+CGROUP_V2_ROOT = Path("/sys/fs/cgroup")
 _PR_SET_PDEATHSIG = 1
 
 
@@ -42,20 +46,45 @@ def autogroups_enabled() -> bool:
         return False
 
 
+def cpu_cgroup() -> str | None:
+    """This process's cgroup of the CPU controller when it is not the root one (None at the
+    root, or when it cannot be told). The kernel schedules by autogroup only the tasks of the
+    root CPU cgroup: a task in another one (a systemd unit, a container, a CI runner's group)
+    shares the CPU by that cgroup's weight, whatever its session."""
+    try:
+        lines = CGROUP.read_text().splitlines()
+    except OSError:
+        return None
+    unified = None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "cpu" in controllers.split(","):  # cgroup v1 (or hybrid): the cpu hierarchy decides
+            return None if path == "/" else path
+        if controllers == "":
+            unified = path
+    if unified in (None, "/"):
+        return None
+    try:  # cgroup v2: below the root, the cpu controller applies once the root hands it down
+        handed_down = (CGROUP_V2_ROOT / "cgroup.subtree_control").read_text().split()
+    except OSError:
+        return None
+    return unified if "cpu" in handed_down else None
+
+
 def leads_its_session() -> bool:
     return os.getsid(0) == os.getpid()
 
 
-def apply(nice: int) -> str:
-    """Lower this process to ``nice`` (never raise it), and its autogroup too when it leads its
-    session (another session's autogroup is the caller's shell: left alone). Call before any
-    thread starts: on Linux a nice value is per thread, and new threads inherit it.
-    Returns what was done, for the log."""
+def apply(nice: int, *, autogroup: bool = True) -> str:
+    """Lower this process to ``nice`` (never raise it), and with ``autogroup`` its autogroup
+    too when it leads its session (another session's autogroup is the caller's shell: left
+    alone). Call before any thread starts: on Linux a nice value is per thread, and new threads
+    inherit it. Returns what was done, for the log."""
     done = []
     if os.getpriority(os.PRIO_PROCESS, 0) < nice:
         os.setpriority(os.PRIO_PROCESS, 0, nice)
     done.append(f"nice {os.getpriority(os.PRIO_PROCESS, 0)}")
-    if leads_its_session() and autogroups_enabled():
+    if autogroup and leads_its_session() and autogroups_enabled():
         try:
             AUTOGROUP.write_text(str(nice))
             done.append(f"own session's autogroup at nice {nice}")
@@ -71,6 +100,9 @@ def enter_own_session(nice: int) -> str | None:
     from here, it exits with its child's status."""
     if nice <= 0:
         return None
+    group = cpu_cgroup()
+    if group is not None:  # a session of its own would change nothing
+        return apply(nice, autogroup=False) + f" (in cpu cgroup {group}, whose weight counts)"
     if leads_its_session() or not autogroups_enabled():
         return apply(nice)
     parent = os.getpid()
