@@ -260,18 +260,19 @@ def test_security_group_without_the_rule_blocks(
 ) -> None:
     node1, node2 = neutron_cluster.nodes
     # The server's port is made first, in the closed group, and handed to kuryr by its
-    # fixed IP (as zun does with the ports it makes).
-    ip = shared_net.cidr.replace(".0/24", ".200")
+    # fixed IP (as zun does with the ports it makes). Neutron picks the address: a fixed one
+    # (it was .200) could already be an earlier test's container's, picked at random (409).
     port = neutron.post(
         "/ports",
         {
             "port": {
                 "network_id": shared_net.network_id,
                 "security_groups": [closed_group["id"]],
-                "fixed_ips": [{"subnet_id": shared_net.subnet_id, "ip_address": ip}],
+                "fixed_ips": [{"subnet_id": shared_net.subnet_id}],
             }
         },
     )["port"]
+    ip = port["fixed_ips"][0]["ip_address"]
     server = run(node2, shared_net, LISTEN, ip=ip)
     client = run(node1, shared_net, "sleep 600")
     assert fixed_ip(node2, server, shared_net) == ip
