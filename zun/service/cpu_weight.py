@@ -57,7 +57,10 @@ def cpu_cgroup() -> str | None:
         return None
     unified = None
     for line in lines:
-        _, controllers, path = line.split(":", 2)
+        fields = line.split(":", 2)
+        if len(fields) != 3:
+            continue
+        _, controllers, path = fields
         if "cpu" in controllers.split(","):  # cgroup v1 (or hybrid): the cpu hierarchy decides
             return None if path == "/" else path
         if controllers == "":
